@@ -1,0 +1,19 @@
+// Command pullpath answers why a Kubernetes node cannot pull an image, and
+// who has to fix what.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pullpath/pullpath/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args)
+	stop()
+	os.Exit(code)
+}

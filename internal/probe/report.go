@@ -1,0 +1,92 @@
+package probe
+
+import (
+	"time"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Status is the outcome of one step.
+type Status string
+
+// Step outcomes.
+const (
+	StatusOK      Status = "ok"
+	StatusFailed  Status = "failed"
+	StatusSkipped Status = "skipped"
+	StatusWarning Status = "warning"
+)
+
+// Report is the result of a probe; its JSON form is part of the contract.
+type Report struct {
+	Image     string            `json:"image"`
+	Reference string            `json:"reference,omitempty"` // normalised (docker.io → registry-1.docker.io path)
+	Platform  string            `json:"platform,omitempty"`
+	Root      string            `json:"root,omitempty"`
+	Verdict   verdict.Verdict   `json:"verdict"`
+	Plan      []PlanHost        `json:"plan"`
+	Endpoints []Endpoint        `json:"endpoints"`
+	Blobs     []Blob            `json:"blobs"`
+	Warnings  []verdict.Warning `json:"warnings"`
+	// ServedBy is the host:port that served the manifest (a mirror or the upstream).
+	ServedBy string       `json:"served_by,omitempty"`
+	Identity string       `json:"identity,omitempty"` // which credential was used: "anonymous" or "user <name> (from <source>)"
+	Started  time.Time    `json:"started"`
+	Millis   int64        `json:"ms"`
+	Runtime  *RuntimePull `json:"runtime,omitempty"`
+}
+
+// PlanHost is one host containerd would try for the image, in order.
+type PlanHost struct {
+	Host         string       `json:"host"` // host[:port] as in hosts.toml or the reference
+	Scheme       string       `json:"scheme"`
+	Path         string       `json:"path"`
+	Role         verdict.Role `json:"role"`
+	Capabilities []string     `json:"capabilities"`
+	SkipVerify   bool         `json:"skip_verify,omitempty"`
+	CAFiles      []string     `json:"ca,omitempty"`
+}
+
+// Endpoint is one host the pull touched, with its steps in order.
+type Endpoint struct {
+	Host  string       `json:"host"`
+	Port  int          `json:"port"`
+	Role  verdict.Role `json:"role"`
+	Steps []Step       `json:"steps"`
+}
+
+// Step is one recorded step: dns, route, tls or http.
+type Step struct {
+	Name   string  `json:"name"`   // dns | route | tls | http
+	Target string  `json:"target"` // e.g. "registry.example -> 10.0.0.5:443", "HEAD /v2/app/manifests/1"
+	Status Status  `json:"status"`
+	Detail string  `json:"detail,omitempty"`
+	Cause  string  `json:"cause,omitempty"`
+	Millis float64 `json:"ms"`
+	// Facts holds structured evidence (answers per resolver, CNAME chain,
+	// egress interface and gateway, certificate chain, HTTP status).
+	Facts map[string]any `json:"facts,omitempty"`
+}
+
+// Blob is one blob of the image and what happened to it.
+type Blob struct {
+	Digest    string  `json:"digest"`
+	Size      int64   `json:"size"`
+	MediaType string  `json:"media_type,omitempty"`
+	Host      string  `json:"host,omitempty"` // the host that served the bytes (after redirects)
+	Verified  bool    `json:"verified"`
+	Bytes     int64   `json:"bytes"`
+	Millis    float64 `json:"ms"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// RuntimePull is the result of asking the node's runtime to pull (--runtime-pull).
+type RuntimePull struct {
+	Socket  string           `json:"socket"`
+	OK      bool             `json:"ok"`
+	Error   string           `json:"error,omitempty"`
+	Verdict *verdict.Verdict `json:"verdict,omitempty"`
+	Agrees  bool             `json:"agrees"`
+	Note    string           `json:"note,omitempty"`
+	Millis  int64            `json:"ms"`
+}
