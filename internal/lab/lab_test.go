@@ -467,7 +467,9 @@ func TestFaultPulls(t *testing.T) {
 		{"ratelimit", statusIs(429, "TOOMANYREQUESTS"), "429 TOOMANYREQUESTS"},
 		{"server-error", statusIs(503, "UNAVAILABLE"), "503 UNAVAILABLE"},
 		{"manifest-platform", func(err error) bool { return err != nil && strings.Contains(err.Error(), "no child with platform") }, "no child with platform"},
-		{"blob-corrupt", func(err error) bool { return err != nil && strings.Contains(err.Error(), "error verifying sha256 checksum") }, "a digest mismatch"},
+		{"blob-corrupt", func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "error verifying sha256 checksum")
+		}, "a digest mismatch"},
 	} {
 		t.Run(tt.scenario, func(t *testing.T) {
 			s := mustScenario(t, tt.scenario)
