@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +42,14 @@ const Domain = "lab.test"
 // with). Dead and DeadDNS must have nothing listening: they are the targets
 // of the refused-connection and dead-resolver scenarios.
 type Addrs struct {
-	Registry, Auth, Blob, Mirror, Dead, DNS, DNS2, DeadDNS netip.Addr
+	Registry netip.Addr `json:"registry"`
+	Auth     netip.Addr `json:"auth"`
+	Blob     netip.Addr `json:"blob"`
+	Mirror   netip.Addr `json:"mirror"`
+	Dead     netip.Addr `json:"dead"`
+	DNS      netip.Addr `json:"dns"`
+	DNS2     netip.Addr `json:"dns2"`
+	DeadDNS  netip.Addr `json:"deadDNS"`
 }
 
 // DefaultAddrs are the loopback addresses a lab uses when Options.Addrs
@@ -134,9 +143,16 @@ type Lab struct {
 	Addrs Addrs
 	// PublicAddr is the never-dialled public address of dns-private-zone.
 	PublicAddr netip.Addr
-	// Dir holds the registry storage (Dir/storage) and the scenario roots
-	// (Dir/roots/<scenario>).
+	// Dir holds the registry storage (Dir/storage) and the files below.
 	Dir string
+	// RootsDir holds one node root per scenario (RootsDir/<scenario>).
+	RootsDir string
+	// CAFile is the lab CA certificate (PEM), Dir/ca.pem.
+	CAFile string
+	// DockerConfig is a docker config.json holding the valid pull identity
+	// for the registry host, Dir/docker/config.json (so that tools can find
+	// the password without it being printed).
+	DockerConfig string
 
 	opts        Options
 	ownDir      bool
@@ -300,10 +316,35 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	if err := l.pushImages(ctx); err != nil {
 		return nil, err
 	}
+	if err := l.writeFiles(); err != nil {
+		return nil, err
+	}
 	if err := l.buildScenarios(); err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// writeFiles writes the CA and the docker config.
+func (l *Lab) writeFiles() error {
+	l.RootsDir = filepath.Join(l.Dir, "roots")
+	l.CAFile = filepath.Join(l.Dir, "ca.pem")
+	l.DockerConfig = filepath.Join(l.Dir, "docker", "config.json")
+	if err := os.WriteFile(l.CAFile, l.CAPEM, 0o644); err != nil {
+		return fmt.Errorf("writing lab CA: %w", err)
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte(l.Username + ":" + l.Password))
+	cfg, err := json.MarshalIndent(map[string]any{"auths": map[string]any{l.Registry: map[string]string{"auth": auth}}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(l.DockerConfig), 0o700); err != nil {
+		return fmt.Errorf("writing docker config: %w", err)
+	}
+	if err := os.WriteFile(l.DockerConfig, cfg, 0o600); err != nil {
+		return fmt.Errorf("writing docker config: %w", err)
+	}
+	return nil
 }
 
 func randomString(n int) (string, error) {

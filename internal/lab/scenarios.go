@@ -11,14 +11,14 @@ import (
 
 // Expect is the verdict a correct probe gives for a scenario.
 type Expect struct {
-	OK    bool
-	Layer verdict.Layer
-	Cause string
-	Role  verdict.Role
+	OK    bool          `json:"ok"`
+	Layer verdict.Layer `json:"layer"`
+	Cause string        `json:"cause,omitempty"`
+	Role  verdict.Role  `json:"role,omitempty"`
 	// Endpoint is the failing host:port (always with the port).
-	Endpoint string
+	Endpoint string `json:"endpoint,omitempty"`
 	// Warnings are warning codes that must appear (others may too).
-	Warnings []string
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Scenario is one served situation: an image, the node root to probe it
@@ -147,7 +147,7 @@ func (l *Lab) buildScenarios() error {
 		s := Scenario{
 			Name: sp.name, Description: sp.description,
 			Image:    l.host(host) + "/" + repo + ":" + t,
-			Root:     filepath.Join(l.Dir, "roots", sp.name),
+			Root:     filepath.Join(l.RootsDir, sp.name),
 			Platform: platform,
 			Expect:   sp.expect,
 		}
