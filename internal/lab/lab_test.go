@@ -577,6 +577,18 @@ func TestDeadDNS(t *testing.T) {
 	if !isRefused(err) {
 		t.Errorf("query at dead DNS %s error = %v, want connection refused (what the dns-resolver-down scenario relies on)", addr, err)
 	}
+	// Go's own resolver, pointed at the dead server, fails without a
+	// not-found answer.
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	_, err = r.LookupHost(t.Context(), "registry.lab.test")
+	t.Logf("Go resolver at the dead DNS: %v", err)
+	var de *net.DNSError
+	if !errors.As(err, &de) || de.IsNotFound || !isRefused(err) {
+		t.Errorf("LookupHost at dead DNS error = %v, want a *net.DNSError (not found: false) that says connection refused", err)
+	}
 }
 
 // TestCertificates dials each name with SNI and checks the certificate is
