@@ -101,9 +101,9 @@ const ednsSize = 1232
 //  4. Nameservers that answer differently give dns.split-answer; a
 //     privatelink CNAME chain ending on public addresses is
 //     dns.private-zone, a failure: the caller must not connect.
-func (r *Resolver) Resolve(ctx context.Context, host string) DNSResult {
+func (r *Resolver) Resolve(ctx context.Context, host string) (res DNSResult) {
 	start := time.Now()
-	res := DNSResult{Host: host}
+	res = DNSResult{Host: host}
 	defer func() { res.Duration = time.Since(start) }()
 
 	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
