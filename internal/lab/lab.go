@@ -95,6 +95,11 @@ type Options struct {
 	Listen func(network, address string) (net.Listener, error)
 	// ListenPacket opens the DNS UDP sockets. The default is net.ListenPacket.
 	ListenPacket func(network, address string) (net.PacketConn, error)
+	// DialContext opens the lab's own connections (the image push at start,
+	// and Transport) once a lab name has been mapped to its address. The
+	// default is a net.Dialer; the netns tier passes one that dials inside
+	// the namespace.
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 	// Dir holds the registry storage and the scenario roots. When empty the
 	// lab makes a temporary directory and Close removes it.
 	Dir string
@@ -208,6 +213,9 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	}
 	if opts.ListenPacket == nil {
 		opts.ListenPacket = net.ListenPacket
+	}
+	if opts.DialContext == nil {
+		opts.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
 	}
 	if !opts.PublicAddr.IsValid() {
 		opts.PublicAddr = netip.MustParseAddr("203.0.113.10")
@@ -701,8 +709,7 @@ func (l *Lab) DialContext(ctx context.Context, network, address string) (net.Con
 	default:
 		return nil, fmt.Errorf("dialing %s: %s is not a lab address; the lab dials nothing else", address, a)
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+	return l.opts.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 }
 
 // Transport returns an HTTP transport that dials lab names to lab addresses
