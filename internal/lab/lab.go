@@ -116,10 +116,12 @@ type Options struct {
 	// servers when 53 cannot be bound; resolv.conf cannot name a port, so a
 	// client must then be told Lab.DNSPort.
 	DNSPort int
-	// Layers is the number of layers of each pushed image. The default is 3.
+	// Layers is the number of layers of team/app, the image every healthy
+	// scenario pulls (and the repositories that share it). The default is 3.
 	Layers int
 	// LayerSize is the size in bytes of the random (incompressible) file in
-	// each layer. The default is 64 KiB; the benchmark tier uses 128 MiB.
+	// each layer of team/app. The default is 64 KiB; the benchmark tier uses
+	// 128 MiB × 8. corrupt/app and multi/app always have 3 layers of 64 KiB.
 	LayerSize int64
 	// Log receives the registry's log (logrus's standard logger, which is
 	// process-wide) and the HTTP servers' errors. The default discards them.
@@ -575,8 +577,8 @@ func (l *Lab) buildZones() {
 		recs2[k] = v
 	}
 	recs2[hSplit+"."+origin] = record{addrs: []netip.Addr{a.Mirror}}
-	l.zone1 = &zone{origin: origin, ns: a.DNS, records: recs}
-	l.zone2 = &zone{origin: origin, ns: a.DNS2, records: recs2}
+	l.zone1 = &zone{origin: origin, records: recs}
+	l.zone2 = &zone{origin: origin, records: recs2}
 	// What the hosts-entry root's etc/hosts adds; the lab's own dialer
 	// knows it too.
 	l.hostsFile = map[string]netip.Addr{hHostsOnly + "." + Domain: a.Registry}
