@@ -117,3 +117,18 @@ func goroutines() map[string]string {
 	}
 	return out
 }
+
+// BenchmarkStart measures a lab's start (certificates, listeners, DNS,
+// registry, push of every image) and close, with the default image sizes.
+// It runs beside the shared lab, so it uses the fallback ports.
+func BenchmarkStart(b *testing.B) {
+	for b.Loop() {
+		l, err := Start(b.Context(), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

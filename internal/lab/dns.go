@@ -16,8 +16,7 @@ type record struct {
 
 // zone is the authoritative data one lab DNS server serves.
 type zone struct {
-	origin  string // "lab.test."
-	ns      netip.Addr
+	origin  string            // "lab.test."
 	records map[string]record // FQDN, lower case
 }
 

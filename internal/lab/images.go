@@ -54,6 +54,12 @@ var sharedRepos = []string{"private/app", "forbidden/app", "denied/app", "rateli
 
 const tag = "1.0"
 
+// The shape of the images that Options.Layers and LayerSize do not change.
+const (
+	smallLayers    = 3
+	smallLayerSize = 64 << 10
+)
+
 // setupTransport marks the lab's own requests so the front lets them
 // through every fault.
 type setupTransport struct {
@@ -165,15 +171,15 @@ func (l *Lab) pushImages(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	corrupt, err := randomImage(rng, "linux", "amd64", l.opts.Layers, l.opts.LayerSize)
+	corrupt, err := randomImage(rng, "linux", "amd64", smallLayers, smallLayerSize)
 	if err != nil {
 		return err
 	}
-	amd, err := randomImage(rng, "linux", "amd64", l.opts.Layers, l.opts.LayerSize)
+	amd, err := randomImage(rng, "linux", "amd64", smallLayers, smallLayerSize)
 	if err != nil {
 		return err
 	}
-	arm, err := randomImage(rng, "linux", "arm64", l.opts.Layers, l.opts.LayerSize)
+	arm, err := randomImage(rng, "linux", "arm64", smallLayers, smallLayerSize)
 	if err != nil {
 		return err
 	}

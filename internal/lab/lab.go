@@ -95,6 +95,11 @@ type Options struct {
 	Listen func(network, address string) (net.Listener, error)
 	// ListenPacket opens the DNS UDP sockets. The default is net.ListenPacket.
 	ListenPacket func(network, address string) (net.PacketConn, error)
+	// DialContext opens the lab's own connections (the image push at start,
+	// and Transport) once a lab name has been mapped to its address. The
+	// default is a net.Dialer; the netns tier passes one that dials inside
+	// the namespace.
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 	// Dir holds the registry storage and the scenario roots. When empty the
 	// lab makes a temporary directory and Close removes it.
 	Dir string
@@ -111,10 +116,12 @@ type Options struct {
 	// servers when 53 cannot be bound; resolv.conf cannot name a port, so a
 	// client must then be told Lab.DNSPort.
 	DNSPort int
-	// Layers is the number of layers of each pushed image. The default is 3.
+	// Layers is the number of layers of team/app, the image every healthy
+	// scenario pulls (and the repositories that share it). The default is 3.
 	Layers int
 	// LayerSize is the size in bytes of the random (incompressible) file in
-	// each layer. The default is 64 KiB; the benchmark tier uses 128 MiB.
+	// each layer of team/app. The default is 64 KiB; the benchmark tier uses
+	// 128 MiB × 8. corrupt/app and multi/app always have 3 layers of 64 KiB.
 	LayerSize int64
 	// Log receives the registry's log (logrus's standard logger, which is
 	// process-wide) and the HTTP servers' errors. The default discards them.
@@ -208,6 +215,9 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	}
 	if opts.ListenPacket == nil {
 		opts.ListenPacket = net.ListenPacket
+	}
+	if opts.DialContext == nil {
+		opts.DialContext = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
 	}
 	if !opts.PublicAddr.IsValid() {
 		opts.PublicAddr = netip.MustParseAddr("203.0.113.10")
@@ -567,8 +577,8 @@ func (l *Lab) buildZones() {
 		recs2[k] = v
 	}
 	recs2[hSplit+"."+origin] = record{addrs: []netip.Addr{a.Mirror}}
-	l.zone1 = &zone{origin: origin, ns: a.DNS, records: recs}
-	l.zone2 = &zone{origin: origin, ns: a.DNS2, records: recs2}
+	l.zone1 = &zone{origin: origin, records: recs}
+	l.zone2 = &zone{origin: origin, records: recs2}
 	// What the hosts-entry root's etc/hosts adds; the lab's own dialer
 	// knows it too.
 	l.hostsFile = map[string]netip.Addr{hHostsOnly + "." + Domain: a.Registry}
@@ -701,8 +711,7 @@ func (l *Lab) DialContext(ctx context.Context, network, address string) (net.Con
 	default:
 		return nil, fmt.Errorf("dialing %s: %s is not a lab address; the lab dials nothing else", address, a)
 	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+	return l.opts.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 }
 
 // Transport returns an HTTP transport that dials lab names to lab addresses
