@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -32,6 +33,7 @@ type tracer struct {
 	dns      map[string]*dnsEntry
 	warnings []verdict.Warning
 	seenWarn map[string]bool
+	claimed  map[string]bool // endpoint key + step name: recorded once
 }
 
 type dnsEntry struct {
@@ -40,7 +42,7 @@ type dnsEntry struct {
 }
 
 func newTracer(r *netpath.Resolver, timeout time.Duration) *tracer {
-	return &tracer{resolver: r, timeout: timeout, eps: map[string]*Endpoint{}, roles: map[string]verdict.Role{}, dns: map[string]*dnsEntry{}, seenWarn: map[string]bool{}}
+	return &tracer{resolver: r, timeout: timeout, eps: map[string]*Endpoint{}, roles: map[string]verdict.Role{}, dns: map[string]*dnsEntry{}, seenWarn: map[string]bool{}, claimed: map[string]bool{}}
 }
 
 // setRole records the role of a host before it is dialled. The first role
@@ -82,6 +84,19 @@ func (t *tracer) addStep(ep *Endpoint, s Step) {
 	t.mu.Lock()
 	ep.Steps = append(ep.Steps, s)
 	t.mu.Unlock()
+}
+
+// claim reports whether the caller is the first to record step name of ep;
+// parallel dials to one host record their successful steps once.
+func (t *tracer) claim(ep *Endpoint, name string) bool {
+	k := net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)) + " " + name
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.claimed[k] {
+		return false
+	}
+	t.claimed[k] = true
+	return true
 }
 
 func (t *tracer) hasStep(ep *Endpoint, name string) bool {
@@ -131,13 +146,9 @@ func (t *tracer) resolve(ctx context.Context, host string, ep *Endpoint, endpoin
 		t.dns[host] = e
 	}
 	t.mu.Unlock()
-	first := false
-	e.once.Do(func() {
-		first = true
-		e.res = t.resolver.Resolve(ctx, host)
-	})
+	e.once.Do(func() { e.res = t.resolver.Resolve(ctx, host) })
 	res := e.res
-	if first || !t.hasStep(ep, "dns") {
+	if t.claim(ep, "dns") {
 		st := Step{Name: "dns", Target: host, Millis: ms(res.Duration), Facts: dnsFacts(res)}
 		for i := range res.Warnings {
 			if res.Warnings[i].Endpoint == "" {
@@ -224,7 +235,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 
 	// 2. route: every address in parallel; the first that connects wins,
 	// in the resolver's order.
-	firstRoute := !t.hasStep(ep, "route")
+	firstRoute := t.claim(ep, "route")
 	results := make([]netpath.ConnResult, len(res.Addrs))
 	var wg sync.WaitGroup
 	for i, a := range res.Addrs {
@@ -281,7 +292,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
-	firstTLS := !t.hasStep(ep, "tls")
+	firstTLS := t.claim(ep, "tls")
 	tr := netpath.Handshake(ctx, conn, cfg.ServerName, cfg, t.timeout)
 	for i := range tr.Warnings {
 		if tr.Warnings[i].Endpoint == "" {
@@ -375,7 +386,10 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			// The dialer already recorded the failing step.
 			return nil, err
 		}
-		st.Status, st.Detail = StatusFailed, registry.RedactURL(err.Error())
+		st.Status, st.Detail = StatusFailed, registry.RedactError(err).Error()
+		if errors.Is(err, context.Canceled) {
+			st.Status, st.Detail = StatusSkipped, "cancelled after an earlier failure"
+		}
 		r.t.addStep(ep, st)
 		return nil, err
 	}

@@ -236,21 +236,21 @@ func transportError(err error, role verdict.Role, endpoint string, inBody bool) 
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "stopped after") && strings.Contains(msg, "redirects"):
-		return verdict.Wrap("transfer.redirect", role, endpoint, redactErr(err))
+		return verdict.Wrap("transfer.redirect", role, endpoint, RedactError(err))
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
-		return verdict.Wrap("tls.plain-http", role, endpoint, redactErr(err))
+		return verdict.Wrap("tls.plain-http", role, endpoint, RedactError(err))
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), isNetTimeout(err):
 		if role == verdict.RoleBlob || inBody {
-			return verdict.Wrap("transfer.timeout", role, endpoint, redactErr(err))
+			return verdict.Wrap("transfer.timeout", role, endpoint, RedactError(err))
 		}
-		return verdict.Wrap("registry.unavailable", role, endpoint, fmt.Errorf("no response in time: %w", redactErr(err)))
+		return verdict.Wrap("registry.unavailable", role, endpoint, fmt.Errorf("no response in time: %w", RedactError(err)))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"):
 		if role == verdict.RoleBlob || inBody {
-			return verdict.Wrap("transfer.reset", role, endpoint, redactErr(err))
+			return verdict.Wrap("transfer.reset", role, endpoint, RedactError(err))
 		}
-		return verdict.Wrap("route.reset", role, endpoint, redactErr(err))
+		return verdict.Wrap("route.reset", role, endpoint, RedactError(err))
 	}
-	return verdict.Wrap("registry.protocol", role, endpoint, redactErr(err))
+	return verdict.Wrap("registry.protocol", role, endpoint, RedactError(err))
 }
 
 func isNetTimeout(err error) bool {
@@ -258,8 +258,9 @@ func isNetTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// redactErr strips query strings from URLs inside err's text.
-func redactErr(err error) error {
+// RedactError strips the query string of the URL in a *url.Error: signed
+// blob URLs carry their credentials there.
+func RedactError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return &url.Error{Op: ue.Op, URL: RedactURL(ue.URL), Err: ue.Err}
