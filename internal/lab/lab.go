@@ -392,7 +392,7 @@ func (l *Lab) makeCerts(now time.Time) error {
 	l.CAPEM = ca.pem
 	l.caPool = x509.NewCertPool()
 	l.caPool.AddCert(ca.cert)
-	valid := leafSpec{notBefore: now.Add(-time.Hour), notAfter: now.Add(7 * 24 * time.Hour)}
+	valid := leafSpec{notBefore: now.Add(-time.Hour), notAfter: now.Add(365 * 24 * time.Hour)}
 	// The main certificate: every name that must pass TLS (including names
 	// whose fault lies elsewhere: their TLS is not what is being tested).
 	mainSpec := valid

@@ -39,7 +39,7 @@ func newAuthority(cn string, now time.Time) (*authority, error) {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: cn, Organization: []string{"pullpath lab"}},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(30 * 24 * time.Hour),
+		NotAfter:              now.Add(2 * 365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,

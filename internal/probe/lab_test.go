@@ -18,7 +18,7 @@ import (
 // endpoint.
 func TestLabScenarios(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel) // after the parallel subtests
 	l, err := lab.Start(ctx, lab.Options{})
 	if err != nil {
 		t.Fatalf("starting the lab: %v", err)
@@ -78,6 +78,17 @@ func checkReportInvariants(t *testing.T, sc lab.Scenario, rep *probe.Report) {
 			for _, st := range ep.Steps {
 				if strings.Contains(st.Detail, sc.Password) || strings.Contains(st.Target, sc.Password) {
 					t.Errorf("step %s %s leaks the password", st.Name, st.Target)
+				}
+			}
+		}
+	}
+	if rep.Verdict.Cause == "dns.private-zone" {
+		// The public answer must never be dialled (network rule, and the
+		// node would leave the private path).
+		for _, ep := range rep.Endpoints {
+			for _, st := range ep.Steps {
+				if st.Name == "route" && st.Status != probe.StatusSkipped {
+					t.Errorf("private-zone verdict but %s was dialled: %s", ep.Host, st.Target)
 				}
 			}
 		}

@@ -250,7 +250,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 	var routeErr *verdict.Error
 	for _, r := range results {
 		failed := r.Err != nil
-		if firstRoute || failed {
+		if (firstRoute && !failed) || (failed && t.claim(ep, "route-failed "+r.Addr.String())) {
 			st := Step{Name: "route", Target: fmt.Sprintf("%s -> %s", host, r.Addr), Millis: ms(r.Duration), Status: StatusOK,
 				Facts: map[string]any{"local": r.Local, "iface": r.Iface, "gateway": r.Gateway}}
 			st.Detail = routeDetail(r)
@@ -300,7 +300,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 		}
 	}
 	t.warn(tr.Warnings...)
-	if firstTLS || tr.Err != nil {
+	if (firstTLS && tr.Err == nil) || (tr.Err != nil && t.claim(ep, "tls-failed")) {
 		st := Step{Name: "tls", Target: fmt.Sprintf("%s -> %s", cfg.ServerName, conn.RemoteAddr()), Millis: ms(tr.Duration), Status: StatusOK}
 		if len(tr.Chain) > 0 {
 			st.Facts = map[string]any{"chain": tr.Chain, "version": tr.Version}
@@ -336,7 +336,7 @@ func routeDetail(r netpath.ConnResult) string {
 }
 
 func (t *tracer) skip(ep *Endpoint, name, blockedBy string) {
-	if t.hasStep(ep, name) {
+	if t.hasStep(ep, name) || !t.claim(ep, "skip "+name) {
 		return
 	}
 	t.addStep(ep, Step{Name: name, Target: ep.Host, Status: StatusSkipped, Detail: "blocked by " + blockedBy})

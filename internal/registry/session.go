@@ -195,29 +195,25 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 }
 
 // roundTrip runs one request and turns transport failures into step errors.
-func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string, blob bool) (*http.Response, error) {
-	hctx, cancel := context.WithCancel(req.Context())
-	timer := time.AfterFunc(s.timeout()*3, cancel) // headers deadline on top of the dial steps' own
-	req = req.WithContext(hctx)
+// The transport's ResponseHeaderTimeout bounds the wait for headers.
+func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
 	resp, err := s.Client.Do(req)
-	timer.Stop()
 	if err != nil {
-		cancel()
+		if cerr := req.Context().Err(); cerr != nil {
+			return nil, contextError(cerr, role, endpoint)
+		}
 		return nil, transportError(err, role, endpoint, false)
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
 }
 
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
+// contextError is the verdict when the probe's own context ended: the
+// whole-run deadline (unknown.deadline) or a cancellation.
+func contextError(err error, role verdict.Role, endpoint string) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return verdict.Wrap("unknown.deadline", role, endpoint, fmt.Errorf("the probe's deadline expired while waiting for %s", endpoint))
+	}
+	return verdict.Wrap("unknown", role, endpoint, fmt.Errorf("the probe was cancelled while waiting for %s: %w", endpoint, err))
 }
 
 // transportError classifies an error from http.Client.Do. Dial, DNS and TLS
@@ -239,7 +235,7 @@ func transportError(err error, role verdict.Role, endpoint string, inBody bool) 
 		return verdict.Wrap("transfer.redirect", role, endpoint, RedactError(err))
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
 		return verdict.Wrap("tls.plain-http", role, endpoint, RedactError(err))
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), isNetTimeout(err):
+	case isNetTimeout(err):
 		if role == verdict.RoleBlob || inBody {
 			return verdict.Wrap("transfer.timeout", role, endpoint, RedactError(err))
 		}
