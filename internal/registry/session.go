@@ -175,7 +175,7 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
-		resp, err := s.roundTrip(req, s.Host.Role, s.Host.endpoint(), manifest)
+		resp, err := s.roundTrip(req, s.Host.Role, s.Host.endpoint())
 		if err != nil {
 			return nil, err
 		}
