@@ -133,7 +133,7 @@ func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope s
 	if !s.Creds.Anonymous() {
 		req.Header.Set("Authorization", "Basic "+basicValue(s.Creds.Username, s.Creds.Password))
 	}
-	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), false)
+	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))
 }
 
 func (s *Session) tokenPOST(ctx context.Context, realm *url.URL, service, scope string) (*http.Response, error) {
@@ -151,5 +151,5 @@ func (s *Session) tokenPOST(ctx context.Context, realm *url.URL, service, scope 
 		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
-	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), false)
+	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))
 }
