@@ -110,6 +110,52 @@ func TestHandshake(t *testing.T) {
 	}
 }
 
+func TestHandshakeIPName(t *testing.T) {
+	ca := newTestCA(t, "pullpath test CA")
+	now := time.Now()
+	withIP := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example", "127.0.0.1"))
+	nameOnly := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example"))
+	tests := []struct {
+		name, addr, want string
+	}{
+		{"IP SAN matches", withIP, ""},
+		{"no IP SAN", nameOnly, "tls.name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := Connect(context.Background(), netip.MustParseAddrPort(tt.addr), time.Second)
+			if cr.Err != nil {
+				t.Fatal(cr.Err)
+			}
+			got := Handshake(context.Background(), cr.Conn, "127.0.0.1", &tls.Config{RootCAs: ca.pool()}, time.Second)
+			if got.Conn != nil {
+				got.Conn.Close()
+			}
+			cause := ""
+			if got.Err != nil {
+				cause = got.Err.Cause
+			}
+			if cause != tt.want {
+				t.Errorf("Handshake(127.0.0.1) cause = %q, want %q (err %v)", cause, tt.want, got.Err)
+			}
+		})
+	}
+}
+
+func TestHandshakeCancelledContext(t *testing.T) {
+	addr := silentServer(t)
+	cr := Connect(context.Background(), netip.MustParseAddrPort(addr), time.Second)
+	if cr.Err != nil {
+		t.Fatal(cr.Err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got := Handshake(ctx, cr.Conn, "registry.example", nil, time.Hour)
+	if got.Err == nil || got.Conn != nil {
+		t.Errorf("Handshake(cancelled ctx) = %v, %v, want an error and no connection", got.Conn, got.Err)
+	}
+}
+
 func TestHandshakeNilConn(t *testing.T) {
 	got := Handshake(context.Background(), nil, "registry.example", nil, time.Second)
 	if got.Err == nil || got.Err.Cause != "tls.handshake" {
