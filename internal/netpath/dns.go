@@ -101,6 +101,12 @@ const ednsSize = 1232
 //  4. Nameservers that answer differently give dns.split-answer; a
 //     privatelink CNAME chain ending on public addresses is
 //     dns.private-zone, a failure: the caller must not connect.
+//
+// Each nameserver is asked once per name and type (resolv.conf attempts
+// are not repeated: a server silent for one timeout is reported as such),
+// and always in file order (rotate, which only changes who is asked first,
+// is not applied). A truncated UDP answer is asked again over TCP, and
+// options use-vc asks over TCP only, as Go does.
 func (r *Resolver) Resolve(ctx context.Context, host string) DNSResult {
 	start := time.Now()
 	res := DNSResult{Host: host}
