@@ -254,6 +254,9 @@ func TestResolve(t *testing.T) {
 			if tt.wantEvid != "" && (got.Err == nil || got.Err.Err == nil || !strings.Contains(got.Err.Err.Error(), tt.wantEvid)) {
 				t.Errorf("Resolve(%q) evidence = %v, want it to contain %q", tt.host, got.Err, tt.wantEvid)
 			}
+			if got.Source != "literal" && got.Duration <= 0 {
+				t.Errorf("Resolve(%q) duration = %v, want the time spent", tt.host, got.Duration)
+			}
 			if got.Source != tt.wantSrc {
 				t.Errorf("Resolve(%q) source = %q, want %q", tt.host, got.Source, tt.wantSrc)
 			}

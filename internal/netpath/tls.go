@@ -56,8 +56,7 @@ type TLSResult struct {
 // *tls.CertificateVerificationError. When cfg.InsecureSkipVerify is set
 // (skip_verify in hosts.toml) nothing is verified and tls.skip-verify is
 // warned.
-func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Config, timeout time.Duration) TLSResult {
-	var res TLSResult
+func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Config, timeout time.Duration) (res TLSResult) {
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	if raw == nil {

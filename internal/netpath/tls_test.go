@@ -81,6 +81,9 @@ func TestHandshake(t *testing.T) {
 			if tt.wantEvid != "" && !strings.Contains(got.Err.Error(), tt.wantEvid) {
 				t.Errorf("Handshake(%s) evidence = %q, want it to contain %q", tt.name, got.Err.Error(), tt.wantEvid)
 			}
+			if got.Duration <= 0 {
+				t.Errorf("Handshake(%s) duration = %v, want the time spent", tt.name, got.Duration)
+			}
 			if len(got.Chain) != tt.wantChain {
 				t.Errorf("Handshake(%s) chain length = %d, want %d", tt.name, len(got.Chain), tt.wantChain)
 			}
