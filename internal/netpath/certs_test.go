@@ -9,6 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
+	"net/netip"
+	"sync"
 	"testing"
 	"time"
 )
@@ -18,7 +20,7 @@ type testCA struct {
 	key  *ecdsa.PrivateKey
 }
 
-func newTestCA(t *testing.T, name string) *testCA {
+func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -45,16 +47,23 @@ func (ca *testCA) pool() *x509.CertPool {
 
 // serverCert issues a TLS server certificate for names valid between
 // notBefore and notAfter.
-func (ca *testCA) serverCert(t *testing.T, notBefore, notAfter time.Time, names ...string) tls.Certificate {
+func (ca *testCA) serverCert(t testing.TB, notBefore, notAfter time.Time, names ...string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(0xbeef), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		SerialNumber: big.NewInt(0xbeef), Subject: pkix.Name{CommonName: names[0]},
 		NotBefore: notBefore, NotAfter: notAfter,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	for _, n := range names {
+		if ip, err := netip.ParseAddr(n); err == nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip.AsSlice())
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
@@ -65,7 +74,7 @@ func (ca *testCA) serverCert(t *testing.T, notBefore, notAfter time.Time, names 
 
 // tlsServer serves TLS with cert on loopback, completing handshakes and
 // then holding the connection until the test ends.
-func tlsServer(t *testing.T, cert tls.Certificate) string {
+func tlsServer(t testing.TB, cert tls.Certificate) string {
 	t.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
 	if err != nil {
@@ -90,15 +99,20 @@ func tlsServer(t *testing.T, cert tls.Certificate) string {
 }
 
 // silentServer accepts TCP and never says anything.
-func silentServer(t *testing.T) string {
+func silentServer(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conns []net.Conn
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
 	t.Cleanup(func() {
 		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
@@ -109,7 +123,9 @@ func silentServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
+			mu.Lock()
 			conns = append(conns, c)
+			mu.Unlock()
 		}
 	}()
 	return ln.Addr().String()

@@ -22,6 +22,12 @@ import (
 
 // Resolver resolves a host the way the node's runtime does, from the
 // node's view, and keeps every nameserver's answer as evidence.
+//
+// Each nameserver is asked once per name and type (resolv.conf attempts
+// are not repeated: a server silent for one timeout is reported as such),
+// and always in file order (rotate, which only changes who is asked first,
+// is not applied). A truncated UDP answer is asked again over TCP, and
+// options use-vc asks over TCP only, as Go does.
 type Resolver struct {
 	// View is the node's view (resolv.conf and hosts). A nil View means
 	// no hosts file and the resolver defaults (127.0.0.1 and ::1).

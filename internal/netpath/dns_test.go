@@ -33,7 +33,7 @@ type lab struct {
 
 // startLab starts one nameserver per behaviour on 127.0.0.(10+i), all on
 // the same random port.
-func startLab(t *testing.T, bs ...behaviour) lab {
+func startLab(t testing.TB, bs ...behaviour) lab {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		l, ok := tryLab(t, bs)
@@ -45,7 +45,7 @@ func startLab(t *testing.T, bs ...behaviour) lab {
 	return lab{}
 }
 
-func tryLab(t *testing.T, bs []behaviour) (lab, bool) {
+func tryLab(t testing.TB, bs []behaviour) (lab, bool) {
 	var l lab
 	var conns []net.PacketConn
 	closeAll := func() {
@@ -253,6 +253,9 @@ func TestResolve(t *testing.T) {
 			}
 			if tt.wantEvid != "" && (got.Err == nil || got.Err.Err == nil || !strings.Contains(got.Err.Err.Error(), tt.wantEvid)) {
 				t.Errorf("Resolve(%q) evidence = %v, want it to contain %q", tt.host, got.Err, tt.wantEvid)
+			}
+			if got.Source != "literal" && got.Duration <= 0 {
+				t.Errorf("Resolve(%q) duration = %v, want the time spent", tt.host, got.Duration)
 			}
 			if got.Source != tt.wantSrc {
 				t.Errorf("Resolve(%q) source = %q, want %q", tt.host, got.Source, tt.wantSrc)

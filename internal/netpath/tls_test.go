@@ -81,6 +81,9 @@ func TestHandshake(t *testing.T) {
 			if tt.wantEvid != "" && !strings.Contains(got.Err.Error(), tt.wantEvid) {
 				t.Errorf("Handshake(%s) evidence = %q, want it to contain %q", tt.name, got.Err.Error(), tt.wantEvid)
 			}
+			if got.Duration <= 0 {
+				t.Errorf("Handshake(%s) duration = %v, want the time spent", tt.name, got.Duration)
+			}
 			if len(got.Chain) != tt.wantChain {
 				t.Errorf("Handshake(%s) chain length = %d, want %d", tt.name, len(got.Chain), tt.wantChain)
 			}
@@ -107,6 +110,52 @@ func TestHandshake(t *testing.T) {
 				t.Errorf("Handshake(%s) failed but returned a connection", tt.name)
 			}
 		})
+	}
+}
+
+func TestHandshakeIPName(t *testing.T) {
+	ca := newTestCA(t, "pullpath test CA")
+	now := time.Now()
+	withIP := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example", "127.0.0.1"))
+	nameOnly := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example"))
+	tests := []struct {
+		name, addr, want string
+	}{
+		{"IP SAN matches", withIP, ""},
+		{"no IP SAN", nameOnly, "tls.name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cr := Connect(context.Background(), netip.MustParseAddrPort(tt.addr), time.Second)
+			if cr.Err != nil {
+				t.Fatal(cr.Err)
+			}
+			got := Handshake(context.Background(), cr.Conn, "127.0.0.1", &tls.Config{RootCAs: ca.pool()}, time.Second)
+			if got.Conn != nil {
+				got.Conn.Close()
+			}
+			cause := ""
+			if got.Err != nil {
+				cause = got.Err.Cause
+			}
+			if cause != tt.want {
+				t.Errorf("Handshake(127.0.0.1) cause = %q, want %q (err %v)", cause, tt.want, got.Err)
+			}
+		})
+	}
+}
+
+func TestHandshakeCancelledContext(t *testing.T) {
+	addr := silentServer(t)
+	cr := Connect(context.Background(), netip.MustParseAddrPort(addr), time.Second)
+	if cr.Err != nil {
+		t.Fatal(cr.Err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got := Handshake(ctx, cr.Conn, "registry.example", nil, time.Hour)
+	if got.Err == nil || got.Conn != nil {
+		t.Errorf("Handshake(cancelled ctx) = %v, %v, want an error and no connection", got.Conn, got.Err)
 	}
 }
 

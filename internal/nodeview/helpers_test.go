@@ -21,7 +21,7 @@ type testCA struct {
 	pem  []byte
 }
 
-func newTestCA(t *testing.T, name string) *testCA {
+func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -46,7 +46,7 @@ func newTestCA(t *testing.T, name string) *testCA {
 
 // leaf issues a server certificate for name; it returns the certificate and
 // the PEM of its certificate and key.
-func (ca *testCA) leaf(t *testing.T, name string) (*x509.Certificate, []byte, []byte) {
+func (ca *testCA) leaf(t testing.TB, name string) (*x509.Certificate, []byte, []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -83,7 +83,7 @@ func trusts(t *testing.T, pool *x509.CertPool, ca *testCA, name string) bool {
 
 // writeFiles writes files (node path → content) under root; a content of
 // "->target" makes a symlink.
-func writeFiles(t *testing.T, root string, files map[string]string) {
+func writeFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for p, content := range files {
 		hp := filepath.Join(root, p)

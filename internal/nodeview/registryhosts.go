@@ -70,6 +70,10 @@ type RegistryHost struct {
 // "index.docker.io" mean Docker Hub), in order, by running containerd's own
 // parser (core/remotes/docker/config.ConfigureHosts) over the node's certs.d.
 //
+// Like the CRI plugin, no HostOptions.DefaultTLS is passed: a DefaultTLS
+// would make containerd try HTTPS first for every http:// host and change
+// what the node does. The node trust store is put in afterwards.
+//
 // Differences from running containerd on the node, all deliberate:
 //   - ca and client paths in hosts.toml that are absolute are node paths:
 //     they are read under the root. To make containerd read them there,
@@ -89,8 +93,8 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 	if host == "index.docker.io" {
 		host = "docker.io"
 	}
-	if host == "" {
-		return nil, verdict.Errorf("config.reference", verdict.RoleNone, "", "empty registry host")
+	if host == "" || host == "." || host == ".." || strings.ContainsAny(host, "/\\\x00 \t\r\n") {
+		return nil, verdict.Errorf("config.reference", verdict.RoleNone, "", "%q is not a registry host", refHost)
 	}
 	ctx = log.WithLogger(ctx, quietLogger())
 

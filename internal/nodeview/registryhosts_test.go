@@ -362,3 +362,17 @@ func TestRegistryHostsLeavesNoTempFiles(t *testing.T) {
 		t.Errorf("RegistryHosts left %d entries in TMPDIR, want 0", len(ents))
 	}
 }
+
+func TestRegistryHostsRejectsPathsAsHosts(t *testing.T) {
+	root := t.TempDir()
+	v, _ := Load(root)
+	for _, h := range []string{"", ".", "..", "../../etc", "a/b", "a b", "a\\b"} {
+		t.Run(h, func(t *testing.T) {
+			hs, err := v.RegistryHosts(context.Background(), h)
+			e, ok := verdict.AsError(err)
+			if !ok || e.Cause != "config.reference" || hs != nil {
+				t.Errorf("RegistryHosts(%q) = %v, %v, want config.reference and no hosts", h, hs, err)
+			}
+		})
+	}
+}
