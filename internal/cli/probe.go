@@ -53,7 +53,7 @@ nothing about the pull.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.opts.Root, "root", "/", "read the node's files (etc/resolv.conf, etc/hosts, etc/containerd/certs.d, CA bundle) under this directory")
-	f.StringVar(&o.opts.HostsDir, "hosts-dir", "", "containerd registry host config directory (default <root>/etc/containerd/certs.d)")
+	f.StringVar(&o.opts.HostsDir, "hosts-dir", "", "containerd config_path on the node, read under --root; colon-separated like containerd's (default /etc/containerd/certs.d:/etc/docker/certs.d)")
 	f.StringVar(&o.opts.Platform, "platform", "", "the node's platform os/arch[/variant] (default: this machine's)")
 	f.StringVar(&o.username, "username", "", "registry user name (the password comes from --password-stdin)")
 	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the registry password or token from stdin")

@@ -207,6 +207,12 @@ func (p *prober) run(ctx context.Context, image string) error {
 			continue
 		}
 		p.tr.setRole(h.Host, role)
+		for _, w := range h.Warnings {
+			if w.Endpoint == "" {
+				w.Endpoint = registry.Endpoint(h.Scheme, h.Host)
+			}
+			p.tr.warn(w)
+		}
 		s := &registry.Session{
 			Client:  p.client(h),
 			Host:    registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
