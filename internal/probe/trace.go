@@ -395,7 +395,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	st.Detail = resp.Status
 	st.Status = StatusOK
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusUnauthorized {
+	if resp.StatusCode >= 400 && (resp.StatusCode != http.StatusUnauthorized || req.Header.Get("Authorization") != "") {
 		st.Status = StatusFailed
 	}
 	facts := map[string]any{"status": resp.StatusCode}

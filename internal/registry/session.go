@@ -179,7 +179,13 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
+		s.mu.Lock()
+		authorized := s.authHeader != ""
+		s.mu.Unlock()
+		// Answer a challenge once: a 401 to a request that already carried
+		// credentials is the registry's final word (insufficient_scope,
+		// bad token), as it is for containerd.
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && !authorized {
 			hdr := resp.Header.Get("WWW-Authenticate")
 			s.mu.Lock()
 			s.challenge = hdr
