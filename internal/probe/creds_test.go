@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -86,3 +87,20 @@ func TestLoadPullSecret(t *testing.T) {
 }
 
 func strquote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+func TestPodViewWarning(t *testing.T) {
+	for _, tt := range []struct {
+		search []string
+		want   bool
+	}{
+		{[]string{"team.svc.cluster.local", "svc.cluster.local", "cluster.local"}, true},
+		{[]string{"svc.cluster.local."}, true},
+		{[]string{"internal.cloudapp.net"}, false},
+		{nil, false},
+	} {
+		v := &nodeview.View{Resolv: nodeview.ResolvConf{Search: tt.search}}
+		if _, got := podView(v); got != tt.want {
+			t.Errorf("podView(search %v) = %v, want %v", tt.search, got, tt.want)
+		}
+	}
+}

@@ -176,6 +176,9 @@ func (p *prober) run(ctx context.Context, image string) error {
 		return err
 	}
 	r.Warnings = append(r.Warnings, view.Warnings...)
+	if w, ok := podView(view); ok {
+		r.Warnings = append(r.Warnings, w)
+	}
 	for _, pr := range view.Problems {
 		r.Warnings = append(r.Warnings, verdict.Warning{Code: pr.Cause, Endpoint: pr.Endpoint, Message: pr.Error()})
 	}
@@ -462,3 +465,16 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 var _ = errors.New
+
+// podView warns when the resolver the probe reads is a pod's cluster DNS
+// (ClusterFirst: search domains under cluster.local), not the node's: R1,
+// such evidence proves nothing about the pull.
+func podView(v *nodeview.View) (verdict.Warning, bool) {
+	for _, d := range v.Resolv.Search {
+		if strings.HasSuffix(strings.TrimSuffix(d, "."), ".svc.cluster.local") || strings.HasSuffix(strings.TrimSuffix(d, "."), "svc.cluster.local") {
+			return verdict.Warning{Code: "probe.pod-view",
+				Message: "the resolv.conf read is a pod's cluster DNS (search " + d + "), not the node's: the runtime pulls with the node's network namespace and resolver. Run the probe with hostNetwork and --root pointing at the host's /etc (pullpath diagnose --probe does this)"}, true
+		}
+	}
+	return verdict.Warning{}, false
+}

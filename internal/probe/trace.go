@@ -2,8 +2,8 @@ package probe
 
 import (
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
