@@ -471,7 +471,7 @@ var _ = errors.New
 // such evidence proves nothing about the pull.
 func podView(v *nodeview.View) (verdict.Warning, bool) {
 	for _, d := range v.Resolv.Search {
-		if strings.HasSuffix(strings.TrimSuffix(d, "."), ".svc.cluster.local") || strings.HasSuffix(strings.TrimSuffix(d, "."), "svc.cluster.local") {
+		if strings.HasSuffix(strings.TrimSuffix(d, "."), "svc.cluster.local") {
 			return verdict.Warning{Code: "probe.pod-view",
 				Message: "the resolv.conf read is a pod's cluster DNS (search " + d + "), not the node's: the runtime pulls with the node's network namespace and resolver. Run the probe with hostNetwork and --root pointing at the host's /etc (pullpath diagnose --probe does this)"}, true
 		}
