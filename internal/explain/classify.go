@@ -1,0 +1,819 @@
+package explain
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Result is the verdict for one pull failure message.
+type Result struct {
+	// Verdict holds layer, cause, role, owner, endpoint (host:port, default
+	// port 443), summary, next steps and evidence (the innermost error,
+	// redacted). Layer none means the message reports no pull failure.
+	Verdict verdict.Verdict `json:"verdict"`
+	// Image is the image reference when the message names it.
+	Image string `json:"image,omitempty"`
+	// Host is the failing host.
+	Host string `json:"host,omitempty"`
+	// URL is the innermost URL, its query string redacted.
+	URL string `json:"url,omitempty"`
+	// Runtime is the component whose error text the message carries:
+	// "containerd", "cri-o", "docker", "podman", "skopeo", "crane",
+	// "kubelet", or "" when the text does not say.
+	Runtime string `json:"runtime,omitempty"`
+	// Ambiguous lists other readings, each "cause: sentence", when the
+	// text is honestly ambiguous.
+	Ambiguous []string `json:"ambiguous,omitempty"`
+}
+
+// Failed reports whether r names a pull failure (any layer but none).
+func (r Result) Failed() bool { return r.Verdict.Layer != verdict.LayerNone && r.Verdict.Layer != "" }
+
+// Classify reads one pull failure message of any wrapping depth — a
+// kubelet event, a container's waiting message, a runtime log line or a
+// client's error — and returns the verdict for its innermost cause. Input
+// beyond MaxMessageBytes is ignored. A message that reports no failure
+// gets layer none.
+func Classify(msg string) Result { return classify(msg, "") }
+
+// classify is Classify with an image reference known from elsewhere (the
+// container's image field), used when the text names no host.
+func classify(msg, imageHint string) Result {
+	s := normalize(capText(msg, MaxMessageBytes))
+	l := lowerASCII(s)
+	o := unwrapOuter(s, l)
+	if o.image == "" {
+		o.image = imageHint
+	}
+	var p part
+	var others []part
+	switch {
+	case o.cause != "":
+		p = part{cause: o.cause, runtime: "kubelet", evidence: Redact(capText(s, 600))}
+		if o.cause == "registry.unavailable" || o.cause == "config.policy" {
+			p.runtime = "cri-o"
+		}
+	default:
+		parts := splitAggregate(o.detail)
+		best := -1
+		all := make([]part, len(parts))
+		for i, d := range parts {
+			all[i] = analyze(d, lowerASCII(d), o.image)
+			if best < 0 || verdict.LayerOf(all[i].cause).Rank() > verdict.LayerOf(all[best].cause).Rank() {
+				best = i
+			}
+		}
+		p = all[best]
+		for i := range all {
+			if i != best && all[i].cause != p.cause && all[i].cause != "" {
+				others = append(others, all[i])
+			}
+		}
+		if p.runtime == "" && o.kubelet {
+			p.runtime = "kubelet"
+		}
+	}
+	if p.cause == "" {
+		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
+			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
+	}
+	if p.host == "" && o.image != "" && needsHost(p.cause) {
+		p.host = imageDomain(o.image)
+		if p.role == verdict.RoleNone {
+			p.role = verdict.RoleRegistry
+		}
+		if p.role == verdict.RoleAuth && p.host == "registry-1.docker.io" {
+			p.host = "auth.docker.io"
+		}
+		if p.port == "" {
+			p.port = imagePort(o.image)
+		}
+	}
+	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime}
+	endpoint := ""
+	if p.host != "" {
+		port := p.port
+		if port == "" {
+			port = "443"
+		}
+		endpoint = joinHostPort(p.host, port)
+	}
+	layer := verdict.LayerOf(p.cause)
+	d := verdict.Describe(p.cause, p.role, endpoint)
+	summary := d.Summary
+	if p.role == verdict.RoleBlob && (layer == verdict.LayerDNS || layer == verdict.LayerRoute || layer == verdict.LayerTLS) {
+		summary = "Only the manifest endpoint is reachable: the registry answered, but the blob host it redirects layer downloads to fails. " + summary
+	}
+	r.Verdict = verdict.Verdict{
+		Layer:    layer,
+		Cause:    p.cause,
+		Role:     p.role,
+		Owner:    verdict.OwnerOf(p.cause),
+		Endpoint: endpoint,
+		Summary:  summary,
+		Next:     d.Next,
+		Evidence: p.evidence,
+	}
+	r.Ambiguous = ambiguity(p, l, o.image)
+	for _, op := range others {
+		r.Ambiguous = append(r.Ambiguous, op.cause+": the kubelet tried more than one credential and with another one the pull failed differently ("+capText(op.evidence, 200)+")")
+		if strings.HasPrefix(op.cause, "auth.") && layer == verdict.LayerManifest {
+			r.Ambiguous = append(r.Ambiguous[:len(r.Ambiguous)-1], op.cause+": the anonymous or other-credential attempt was refused (401), but the authenticated attempt shows the real problem: "+string(p.cause))
+		}
+	}
+	return r
+}
+
+// needsHost reports whether a cause is about an endpoint, so that the
+// image's registry stands in when the text names no host.
+func needsHost(cause string) bool {
+	switch verdict.LayerOf(cause) {
+	case verdict.LayerConfig, verdict.LayerRuntime, verdict.LayerUnknown:
+		return false
+	}
+	return true
+}
+
+func joinHostPort(h, p string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + p
+	}
+	return h + ":" + p
+}
+
+// outer is what the kubelet and client wrappers around the runtime error
+// say: the image, the detail text and a cause when the wrapper alone
+// decides it.
+type outer struct {
+	image   string
+	detail  string
+	cause   string
+	kubelet bool
+}
+
+// unwrapOuter strips the kubelet's wrappers (Failed to pull image,
+// Back-off pulling image, image pull failed for ... because ...) and finds
+// the image reference.
+func unwrapOuter(s, l string) outer {
+	o := outer{detail: s}
+	o.image = findImage(s, l)
+	switch {
+	case isNeverPull(l):
+		o.cause, o.kubelet = "config.never-pull", true
+		return o
+	case strings.Contains(l, "failed to apply default image tag") || strings.Contains(l, "invalidimagename"):
+		o.cause, o.kubelet = "config.reference", true
+		return o
+	}
+	if i := strings.Index(l, "back-off pulling image "); i >= 0 {
+		o.kubelet = true
+		rest := afterQuoted(s, i+len("back-off pulling image "))
+		if isEmptyDetail(rest) {
+			o.cause = "unknown.backoff"
+			return o
+		}
+		o.detail = rest
+	}
+	if i := strings.Index(l, "failed to pull image "); i >= 0 {
+		o.kubelet = true
+		o.detail = afterQuoted(s, i+len("failed to pull image "))
+	}
+	if i := strings.Index(l, "image pull failed for "); i >= 0 {
+		o.kubelet = true
+		rest := s[i:]
+		rl := l[i:]
+		for _, because := range []string{"because the registry is unavailable", "because the signature validation failed"} {
+			if j := strings.Index(rl, because); j >= 0 {
+				d := strings.TrimLeft(rest[j+len(because):], " :")
+				if isEmptyDetail(d) {
+					if strings.Contains(because, "signature") {
+						o.cause = "config.policy"
+					} else {
+						o.cause = "registry.unavailable"
+					}
+					return o
+				}
+				o.detail = d
+			}
+		}
+	}
+	if isEmptyDetail(o.detail) {
+		o.cause = "unknown.backoff"
+		o.kubelet = true
+	}
+	return o
+}
+
+// isEmptyDetail reports whether a detail carries nothing but kubelet
+// reason words (Error: ErrImagePull, ImagePullBackOff).
+func isEmptyDetail(d string) bool {
+	t := strings.TrimSpace(d)
+	for t != "" {
+		before := t
+		t = strings.TrimLeft(t, " :.\"'[]")
+		for _, w := range []string{"error", "errimagepull", "imagepullbackoff", "back-off pulling image", "warning", "failed"} {
+			if len(t) >= len(w) && strings.EqualFold(t[:len(w)], w) {
+				t = t[len(w):]
+			}
+		}
+		if t == before {
+			return false
+		}
+	}
+	return true
+}
+
+// afterQuoted returns what follows the quoted string that starts at or
+// after i, without the ": " separator.
+func afterQuoted(s string, i int) string {
+	rest := s[i:]
+	if strings.HasPrefix(rest, "\"") {
+		if j := strings.IndexByte(rest[1:], '"'); j >= 0 {
+			rest = rest[j+2:]
+		}
+	} else if j := strings.IndexByte(rest, ' '); j >= 0 {
+		rest = rest[j:]
+	} else {
+		rest = ""
+	}
+	rest = strings.TrimLeft(rest, " :")
+	return rest
+}
+
+// findImage returns the image reference the message names.
+func findImage(s, l string) string {
+	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
+		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
+		"failed to inspect image ", "image "} {
+		if img, ok := quotedAfter(s, l, pre); ok && img != "" && !strings.Contains(img, " ") {
+			return img
+		}
+	}
+	for _, pre := range []string{"initializing source docker://", "pull access denied for ", "image pull failed for ",
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
+		if w, _ := wordAfter(s, l, pre); w != "" {
+			w = strings.TrimSuffix(w, "...")
+			if pre == "reading manifest " {
+				// reading manifest <tag> in <repo>
+				i := strings.Index(l, pre)
+				rest := l[i+len(pre):]
+				if j := strings.Index(rest, " in "); j > 0 && !strings.Contains(rest[:j], " ") {
+					repo, _ := wordAfter(s[i+len(pre)+j:], rest[j:], " in ")
+					if repo != "" {
+						if strings.HasPrefix(w, "sha256:") {
+							return repo + "@" + w
+						}
+						return repo + ":" + w
+					}
+				}
+				continue
+			}
+			return w
+		}
+	}
+	return ""
+}
+
+// splitAggregate splits the kubelet's aggregate of several credentials'
+// errors, `[err1, err2]`, into its parts.
+func splitAggregate(d string) []string {
+	t := strings.TrimSpace(d)
+	if !strings.HasPrefix(t, "[") {
+		return []string{d}
+	}
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
+	var out []string
+	for {
+		i := indexFold(t, ", rpc error:")
+		if i < 0 {
+			break
+		}
+		out = append(out, t[:i])
+		t = t[i+2:]
+		if len(out) >= 16 {
+			break
+		}
+	}
+	out = append(out, t)
+	return out
+}
+
+// indexFold is strings.Index for an ASCII-lowercase needle, ignoring
+// ASCII case in s.
+func indexFold(s, lowerNeedle string) int {
+	return strings.Index(lowerASCII(s), lowerNeedle)
+}
+
+// part is the analysis of one runtime error chain.
+type part struct {
+	cause    string
+	role     verdict.Role
+	host     string
+	port     string
+	url      string
+	runtime  string
+	evidence string
+	status   int
+	anon     bool
+	hub      bool
+}
+
+// analyze finds the innermost cause, the failing host and its role in one
+// error chain.
+func analyze(s, l, image string) part {
+	p := part{runtime: detectRuntime(s, l)}
+	status := httpStatus(l)
+	p.status = status
+	urls := findURLs(s, l)
+	var inner *foundURL
+	for i := len(urls) - 1; i >= 0; i-- {
+		if !docHosts[hostOf(urls[i].u)] {
+			inner = &urls[i]
+			break
+		}
+	}
+	blobCtx := containsAny(l, "httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob",
+		"downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer",
+		"copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer",
+		"error downloading", "layer download", "blob download", "could not fetch content")
+	authCtx := containsAny(l, "failed to fetch anonymous token", "failed to fetch oauth token", "fetching token",
+		"oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token",
+		"requesting bearer token", "failed to authorize", "fetch token", "obtain token")
+	p.anon = strings.Contains(l, "anonymous")
+
+	// Role and host from the innermost URL, else from context.
+	var u *url.URL
+	if inner != nil {
+		u = inner.u
+		p.url = redactURL(u)
+		p.host = hostOf(u)
+		p.port = u.Port()
+		if p.port == "" && strings.EqualFold(u.Scheme, "http") {
+			p.port = "80"
+		}
+		p.role = roleOfURL(u)
+	}
+	if p.role == verdict.RoleRegistry && authCtx && u != nil && !strings.Contains(u.Path, "/manifests/") && !isBlobPath(u.Path) &&
+		strings.Contains(l[inner.start:], "token") {
+		// A token request whose realm has an unusual path.
+		p.role = verdict.RoleAuth
+	}
+	if u == nil {
+		switch {
+		case blobCtx:
+			p.role = verdict.RoleBlob
+		case authCtx:
+			p.role = verdict.RoleAuth
+		}
+		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
+			if w, _ := wordAfter(s, l, pre); w != "" {
+				if h, port := hostToken(w); validHost(h) && !isIP(h) || h == "localhost" {
+					p.host, p.port = h, port
+					if p.role == verdict.RoleNone {
+						p.role = roleOfHost(h)
+					}
+					break
+				}
+			}
+		}
+	}
+	// The dial target names the address (and port) that failed.
+	dialHost, dialPort := dialTarget(s, l)
+	if p.host == "" && dialHost != "" && (p.role == verdict.RoleBlob || image == "") {
+		p.host, p.port = dialHost, dialPort
+		if p.role == verdict.RoleNone {
+			p.role = roleOfHost(dialHost)
+		}
+	}
+	if p.port == "" && dialPort != "" && (dialHost == p.host || isIP(dialHost)) && p.host != "" {
+		p.port = dialPort
+	}
+
+	p.cause = detectCause(l, status, p.role, blobCtx || p.role == verdict.RoleBlob)
+
+	switch verdict.LayerOf(p.cause) {
+	case verdict.LayerDNS:
+		// The name that failed to resolve is the failing host.
+		if h := lookupHost(s, l); h != "" {
+			if h != p.host {
+				p.port = ""
+				if u != nil && p.role == verdict.RoleMirror {
+					p.role = verdict.RoleRegistry
+				}
+				if u == nil || !sameRegistry(h, hostOf(u)) {
+					p.role = roleOfHostCtx(h, p.role, image)
+				}
+			}
+			p.host = h
+		}
+	case verdict.LayerRoute:
+		if p.cause == "route.proxy" {
+			if h, port := proxyTarget(s, l); h != "" {
+				p.host, p.port, p.role = h, port, verdict.RoleNone
+			}
+		}
+	}
+	if p.role == verdict.RoleNone && p.host != "" && p.cause != "route.proxy" {
+		p.role = roleOfHost(p.host)
+	}
+	if p.host == "" && p.role == verdict.RoleNone && image != "" && needsHost(p.cause) {
+		p.role = verdict.RoleRegistry
+	}
+	// A refusal on a storage host is a blob download the storage refused.
+	if p.role == verdict.RoleBlob && (strings.HasPrefix(p.cause, "auth.") || strings.HasPrefix(p.cause, "authz.") ||
+		p.cause == "manifest.unknown" || p.cause == "manifest.name-unknown") &&
+		(isBlobHost(p.host) || isStorageDenied(l) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
+		p.cause = "transfer.status"
+	}
+	p.hub = sameRegistry(p.host, "docker.io") || p.host == "auth.docker.io" || image != "" && sameRegistry(imageDomain(image), "docker.io")
+	p.evidence = evidenceOf(s, l)
+	return p
+}
+
+// roleOfHostCtx decides the role of a host named only by a DNS lookup.
+func roleOfHostCtx(h string, current verdict.Role, image string) verdict.Role {
+	r := roleOfHost(h)
+	if r != verdict.RoleRegistry {
+		return r
+	}
+	if image != "" && !sameRegistry(h, imageDomain(image)) && current == verdict.RoleBlob {
+		return verdict.RoleBlob
+	}
+	if current == verdict.RoleAuth || current == verdict.RoleBlob {
+		return current
+	}
+	return verdict.RoleRegistry
+}
+
+// lookupHost returns the name in the innermost "lookup <name>".
+func lookupHost(s, l string) string {
+	i := strings.LastIndex(l, "lookup ")
+	if i < 0 {
+		for _, pre := range []string{"could not resolve host: ", "could not resolve host ", "getaddrinfo enotfound ", "unknown host "} {
+			if w, _ := wordAfter(s, l, pre); w != "" {
+				if h, _ := hostToken(w); validHost(h) {
+					return h
+				}
+			}
+		}
+		return ""
+	}
+	w, _ := wordAfter(s[i:], l[i:], "lookup ")
+	h, _ := hostToken(w)
+	h = strings.TrimSuffix(h, ".")
+	if !validHost(h) {
+		return ""
+	}
+	return h
+}
+
+// dialTarget returns the address in the innermost "dial tcp <addr>" or
+// "connect to <addr>", or "" when the dial had no address (DNS failed).
+func dialTarget(s, l string) (host, port string) {
+	for _, pre := range []string{"dial tcp4 ", "dial tcp6 ", "dial tcp ", "connecting to ", "connect to "} {
+		i := strings.LastIndex(l, pre)
+		if i < 0 {
+			continue
+		}
+		w, _ := wordAfter(s[i:], l[i:], pre)
+		if strings.HasPrefix(w, "lookup") {
+			return "", ""
+		}
+		h, p := hostToken(w)
+		if validHost(h) {
+			return h, p
+		}
+	}
+	// read tcp <src>-><dst>: ...
+	if i := strings.LastIndex(l, "->"); i >= 0 && lastIndexAny(l, "read tcp", "write tcp") >= 0 {
+		w, _ := wordAfter(s[i:], l[i:], "->")
+		if h, p := hostToken(w); validHost(h) {
+			return h, p
+		}
+	}
+	return "", ""
+}
+
+// proxyTarget returns the proxy address of a proxyconnect error.
+func proxyTarget(s, l string) (host, port string) {
+	i := strings.Index(l, "proxyconnect tcp: ")
+	if i < 0 {
+		return "", ""
+	}
+	rest, restL := s[i:], l[i:]
+	if h := lookupHost(rest, restL); h != "" {
+		return h, ""
+	}
+	return dialTarget(rest, restL)
+}
+
+// detectCause applies the cause predicates in order: configuration and
+// node failures first (they stop a pull whatever the network does), then
+// the network path (proxy, TLS, DNS, route), then what the registry
+// answered, then bare deadlines.
+func detectCause(l string, status int, role verdict.Role, blob bool) string {
+	lookupAt := strings.LastIndex(l, "lookup ")
+	switch {
+	case isNeverPull(l):
+		return "config.never-pull"
+	case isPolicy(l):
+		return "config.policy"
+	case isBadReference(l):
+		return "config.reference"
+	case isCredentialConfig(l):
+		return "config.credentials"
+	case isHostsConfig(l):
+		return "config.hosts-toml"
+	case isCAFile(l):
+		return "config.ca-file"
+	case isRuntimeSocket(l):
+		return "runtime.error"
+	case isDiskFull(l):
+		return "runtime.disk"
+	case isDigest(l):
+		return "transfer.digest"
+	case isSize(l):
+		return "transfer.size"
+	case isUnpack(l):
+		return "runtime.unpack"
+	case isSnapshotter(l):
+		return "runtime.snapshotter"
+	case isRedirectLoop(l):
+		return "transfer.redirect"
+	case isProxy(l):
+		return "route.proxy"
+	case isTLSName(l):
+		return "tls.name"
+	case isTLSExpired(l):
+		return "tls.expired"
+	case isTLSUntrusted(l):
+		return "tls.untrusted"
+	case isPlainHTTP(l):
+		return "tls.plain-http"
+	case isTLSTimeout(l):
+		return "tls.timeout"
+	case isNoAddress(l):
+		return "dns.no-address"
+	case isNXDomain(l):
+		return "dns.nxdomain"
+	case isServfail(l):
+		return "dns.servfail"
+	case isDNSUnreachable(l, lookupAt):
+		return "dns.unreachable"
+	case isDNSTimeout(l, lookupAt):
+		return "dns.timeout"
+	case isDNSBusy(l, lookupAt):
+		return "dns.servfail"
+	case isRefused(l):
+		return "route.refused"
+	case isUnreachable(l) || strings.Contains(l, "connect: operation not permitted"):
+		return "route.unreachable"
+	case isIPDenied(l):
+		return "authz.ip-denied"
+	case isRateLimit(l, status):
+		return "registry.ratelimit"
+	case isConnectTimeout(l):
+		if blob && containsAny(l, "awaiting response headers", "while awaiting headers") {
+			return "transfer.timeout"
+		}
+		return "route.timeout"
+	case isReadTimeout(l):
+		if blob {
+			return "transfer.timeout"
+		}
+		return "route.timeout"
+	case isTLSOther(l):
+		return "tls.handshake"
+	case isReset(l):
+		if blob {
+			return "transfer.reset"
+		}
+		return "route.reset"
+	case status >= 500 || containsAny(l, "internal server error", "bad gateway", "service unavailable", "gateway timeout",
+		"gateway time-out", "temporarily unavailable", "server error", "upstream connect error"):
+		return "registry.unavailable"
+	case strings.Contains(l, "no basic auth credentials"):
+		// ECR's Basic challenge with no credential: containerd wraps it in
+		// "pull access denied", but the text says what is missing.
+		return "auth.no-credentials"
+	case isDeniedOrMissing(l):
+		return "authz.denied-or-missing"
+	case isPlatform(l):
+		return "manifest.platform"
+	case isManifestInvalid(l):
+		return "manifest.invalid"
+	case isBlobUnknown(l):
+		return "transfer.status"
+	case isStorageDenied(l) && (blob || role == verdict.RoleBlob):
+		return "transfer.status"
+	case isNameUnknown(l):
+		return "manifest.name-unknown"
+	case isManifestUnknown(l):
+		return "manifest.unknown"
+	}
+	if c := authCause(l, status, role); c != "" {
+		return c
+	}
+	switch {
+	case isTokenProblem(l):
+		return "auth.token"
+	case status == 404 || endsNotFound(l):
+		switch role {
+		case verdict.RoleAuth:
+			return "auth.token"
+		case verdict.RoleBlob:
+			return "transfer.status"
+		}
+		return "manifest.unknown"
+	case status >= 400 || containsAny(l, "unexpected status", "unexpected http status", "received unexpected http status"):
+		if role == verdict.RoleBlob {
+			return "transfer.status"
+		}
+		if role == verdict.RoleAuth {
+			return "auth.token"
+		}
+		return "registry.protocol"
+	case isFilesystem(l):
+		return "runtime.error"
+	case isReadTimeout(l) || strings.Contains(l, "cancel pulling image"):
+		return "transfer.timeout"
+	case isDeadline(l):
+		return "unknown.deadline"
+	case containsAny(l, "error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not"):
+		return "unknown"
+	}
+	return ""
+}
+
+// authCause decides between the auth and authz causes from the status and
+// the registry's words.
+func authCause(l string, status int, role verdict.Role) string {
+	expired := containsAny(l, "token has expired", "token is expired", "authorization token has expired", "expired token",
+		"token expired", "invalid_token", "the security token included in the request is invalid")
+	switch {
+	case status == 401 || (status != 403 && isUnauthorized(l, status)):
+		switch {
+		case isBadCredentials(l):
+			return "auth.bad-credentials"
+		case isNoCredentials(l):
+			return "auth.no-credentials"
+		}
+		return "auth.no-credentials"
+	case status == 403 || isForbidden(l, status):
+		if expired {
+			return "auth.bad-credentials"
+		}
+		return "authz.denied"
+	case expired || containsAny(l, "incorrect username or password", "invalid username/password", "authentication failed", "bad credentials"):
+		return "auth.bad-credentials"
+	}
+	return ""
+}
+
+// detectRuntime names the component whose error text the chain carries.
+func detectRuntime(s, l string) string {
+	switch {
+	case strings.Contains(l, "skopeo"):
+		return "skopeo"
+	case strings.Contains(l, "podman") || strings.Contains(l, "trying to pull ") && !strings.Contains(l, "rpc error"):
+		return "podman"
+	case strings.Contains(l, "error response from daemon") || strings.Contains(l, "docker pull"):
+		return "docker"
+	case containsAny(l, "initializing source docker://", "pinging container registry", "pinging docker registry",
+		"reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image",
+		"writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob"):
+		if strings.HasPrefix(l, "error: ") && !strings.Contains(l, "rpc error") {
+			return "podman"
+		}
+		if strings.Contains(l, "level=fatal") {
+			return "skopeo"
+		}
+		return "cri-o"
+	case containsAny(l, "failed to pull and unpack image", "failed to resolve reference", "failed to resolve image",
+		"httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token",
+		"pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest",
+		"failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: "):
+		return "containerd"
+	case containsAny(l, "download failed after attempts", "error pulling image configuration", "pull access denied for ",
+		"docker daemon", "manifest for ", "docker: ", "dockerd"):
+		return "docker"
+	case isGGCR(s, l):
+		return "crane"
+	case containsAny(l, "failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet"):
+		return "kubelet"
+	}
+	return ""
+}
+
+// isGGCR recognises go-containerregistry's transport errors:
+// `GET https://...: UNAUTHORIZED: ...` and its HEAD-without-body note.
+func isGGCR(s, l string) bool {
+	if strings.Contains(l, "crane") || strings.Contains(l, "head responses have no body") || strings.Contains(l, "ggcr") {
+		return true
+	}
+	for _, m := range []string{"GET https://", "HEAD https://", "POST https://", "GET http://", "HEAD http://"} {
+		i := strings.Index(s, m)
+		if i < 0 {
+			continue
+		}
+		rest := s[i+len(m):]
+		if j := strings.Index(rest, ": "); j >= 0 {
+			code := rest[j+2:]
+			k := 0
+			for k < len(code) && (code[k] >= 'A' && code[k] <= 'Z' || code[k] == '_') {
+				k++
+			}
+			if k >= 4 && k < len(code) && code[k] == ':' {
+				return true
+			}
+			if strings.HasPrefix(code, "unexpected status code") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// evidenceOf returns the innermost error: the chain without the kubelet,
+// gRPC and runtime wrappers, redacted and capped.
+func evidenceOf(s, l string) string {
+	t, tl := s, l
+	for n := 0; n < 24; n++ {
+		t2, tl2 := stripOneWrapper(t, tl)
+		if len(t2) == len(t) {
+			break
+		}
+		t, tl = t2, tl2
+	}
+	if t == "" {
+		t = s
+	}
+	return Redact(capText(strings.TrimSpace(t), 600))
+}
+
+var wrapperPrefixes = []string{
+	"rpc error: code = ", "failed to pull image ", "failed to pull and unpack image ", "failed to resolve reference ",
+	"failed to resolve image: ", "error response from daemon: ", "error: ", "errimagepull: ", "imagepullbackoff: ",
+	"back-off pulling image ", "initializing source ", "registryunavailable: ", "failed to do request: ",
+	"failed to authorize: ", "warning ", "failed ", "trying to pull ",
+}
+
+func stripOneWrapper(t, tl string) (string, string) {
+	trim := func(n int) (string, string) {
+		return strings.TrimLeft(t[n:], " :[]"), strings.TrimLeft(tl[n:], " :[]")
+	}
+	t, tl = strings.TrimLeft(t, " :["), strings.TrimLeft(tl, " :[")
+	for _, w := range wrapperPrefixes {
+		if !strings.HasPrefix(tl, w) {
+			continue
+		}
+		switch w {
+		case "rpc error: code = ":
+			if i := strings.Index(tl, " desc = "); i >= 0 {
+				return trim(i + len(" desc = "))
+			}
+		case "failed to pull image ", "failed to pull and unpack image ", "failed to resolve reference ", "back-off pulling image ":
+			rest := t[len(w):]
+			if strings.HasPrefix(rest, "\"") {
+				if j := strings.IndexByte(rest[1:], '"'); j >= 0 {
+					return trim(len(w) + j + 2)
+				}
+			}
+		case "initializing source ", "trying to pull ":
+			if i := strings.Index(tl, ": "); i >= 0 {
+				return trim(i + 2)
+			}
+		case "warning ", "failed ":
+			// An event row pasted whole: "Warning Failed 3m kubelet ..."
+			continue
+		default:
+			return trim(len(w))
+		}
+	}
+	return t, tl
+}
+
+// ambiguity lists the other readings of an honestly ambiguous message.
+func ambiguity(p part, l, image string) []string {
+	var out []string
+	switch {
+	case p.cause == "authz.denied-or-missing":
+		out = append(out,
+			"manifest.name-unknown: the repository or tag does not exist (a registry that hides private repositories answers the same way) — check the name, tag and platform with an identity that can read the repository",
+			"authz.denied: the repository exists but the pull identity may not read it, or the pull was anonymous — check which credential the node used (imagePullSecret or node identity) and its scope")
+	case strings.HasPrefix(p.cause, "auth.") && (p.anon || p.status == 401 && strings.Contains(l, "anonymous")):
+		out = append(out, "manifest.unknown: containerd (and AKS, which always tries an anonymous pull first) reports 401 for an anonymous attempt, so a wrong repository name, tag or platform can hide behind it — check the name and tag too")
+	case p.cause == "authz.denied" && p.role == verdict.RoleAuth && strings.Contains(p.host, "azurecr."):
+		out = append(out, "dns.private-zone: on ACR a 403 from the token service can mean the node reached the registry's public endpoint (private DNS zone not linked to the node's network) or the registry firewall refused the node's IP — resolve the registry name from the node")
+	case p.cause == "authz.denied" && p.hub:
+		out = append(out, "manifest.name-unknown: Docker Hub answers 'requested access to the resource is denied' for a repository that does not exist as well as for a private one — check the name")
+	case strings.HasPrefix(p.cause, "auth.") && strings.Contains(l, "access to the requested resource is not authorized"):
+		out = append(out, "manifest.name-unknown: Quay answers 401 for a repository that does not exist as well as for a private one — check the name")
+	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
+		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
+	}
+	_ = image
+	return out
+}
