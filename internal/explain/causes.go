@@ -88,7 +88,7 @@ func isSnapshotter(l string) bool {
 func isUnpack(l string) bool {
 	return containsAny(l, "failed to extract layer", "failed to unpack", "unpacking image",
 		"apply layer error", "failed to apply layer", "failed to register layer", "error extracting tar",
-		"error processing tar file", "archive/tar:", "failed to extract", "lchown", "error committing",
+		"error processing tar file", "archive/tar:", "lchown", "error committing",
 		"applylayer", "extracting layer", "failed to untar", "error creating mount", "wrong diff id",
 		"failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob")
 }
@@ -240,7 +240,9 @@ func isRateLimit(l string, status int) bool {
 
 func isDeniedOrMissing(l string) bool {
 	return containsAny(l, "repository does not exist or may require", "does not exist or no pull access",
-		"repository does not exist or you don't have", "does not exist or may require 'docker login'")
+		"repository does not exist or you don't have", "does not exist or may require 'docker login'") ||
+		// Docker Hub answers a missing repository with both errors.
+		strings.Contains(l, "requested access to the resource is denied") && strings.Contains(l, "authentication required")
 }
 
 func isPlatform(l string) bool {
@@ -257,7 +259,7 @@ func isManifestInvalid(l string) bool {
 		"unsupported manifest", "manifest media type", "schema 1", "schema1", "not a valid manifest",
 		"invalid manifest", "unsupported mediatype", "mediatype in manifest should be", "unexpected media type",
 		"encountered unknown type", "unable to recognize manifest", "failed to unmarshal manifest",
-		"invalid character '<' looking for beginning of value", "unsupported docker v2 schema")
+		"unsupported docker v2 schema")
 }
 
 func isNameUnknown(l string) bool {
@@ -389,7 +391,7 @@ var reasonPhrases = []reasonPhrase{
 var statusPrefixes = []string{
 	"status code", "status:", "status ", "statuscode", "status=", "http status", "response code",
 	"http code", "returned error:", "error code", "http error", "code:", "responded with",
-	"failed with status", "got http response code", "received unexpected http status:",
+	"failed with status", "got http response code", "received unexpected http status:", "status code from registry", "error parsing http",
 }
 
 // isFilesystem matches a local file operation failing on the node.

@@ -253,8 +253,11 @@ func findImage(s, l string) string {
 	}
 	for _, pre := range []string{"initializing source docker://", "pull access denied for ", "image pull failed for ",
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
-		if w, _ := wordAfter(s, l, pre); w != "" {
+		if w, off := wordAfter(s, l, pre); w != "" {
 			w = strings.TrimSuffix(w, "...")
+			if pre == "manifest for " && !strings.HasPrefix(l[off+len(w):], " not found") {
+				continue
+			}
 			if pre == "reading manifest " {
 				// reading manifest <tag> in <repo>
 				i := strings.Index(l, pre)
@@ -366,6 +369,8 @@ func analyze(s, l, image string) part {
 			p.role = verdict.RoleBlob
 		case authCtx:
 			p.role = verdict.RoleAuth
+		case containsAny(l, "pinging container registry", "pinging docker registry", "pulling from host "):
+			p.role = verdict.RoleRegistry
 		}
 		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
 			if w, _ := wordAfter(s, l, pre); w != "" {
@@ -408,10 +413,20 @@ func analyze(s, l, image string) part {
 			}
 			p.host = h
 		}
+	case verdict.LayerTLS:
+		// x509 names the host it verified: "..., not <host>", "wanted to
+		// match <host>", "validate certificate for <ip>".
+		if h := tlsHost(s, l); h != "" && (p.host == "" || u == nil) {
+			p.host, p.port = h, ""
+			if p.role == verdict.RoleNone || p.role == verdict.RoleRegistry {
+				p.role = roleOfHostCtx(h, p.role, image)
+			}
+		}
 	case verdict.LayerRoute:
 		if p.cause == "route.proxy" {
+			p.role = verdict.RoleNone
 			if h, port := proxyTarget(s, l); h != "" {
-				p.host, p.port, p.role = h, port, verdict.RoleNone
+				p.host, p.port = h, port
 			}
 		}
 	}
@@ -463,7 +478,7 @@ func lookupHost(s, l string) string {
 	w, _ := wordAfter(s[i:], l[i:], "lookup ")
 	h, _ := hostToken(w)
 	h = strings.TrimSuffix(h, ".")
-	if !validHost(h) {
+	if !validHost(h) && !validLabel(h) {
 		return ""
 	}
 	return h
@@ -816,4 +831,25 @@ func ambiguity(p part, l, image string) []string {
 	}
 	_ = image
 	return out
+}
+
+// tlsHost returns the host an x509 name error says it wanted.
+func tlsHost(s, l string) string {
+	for _, pre := range []string{"but wanted to match ", "validate certificate for ", "but none matched "} {
+		if w, _ := wordAfter(s, l, pre); w != "" {
+			if h, _ := hostToken(w); validHost(h) {
+				return h
+			}
+		}
+	}
+	if i := strings.Index(l, "certificate is valid for "); i >= 0 {
+		rest := l[i:]
+		if j := strings.LastIndex(rest, ", not "); j >= 0 {
+			w, _ := wordAfter(s[i+j:], rest[j:], ", not ")
+			if h, _ := hostToken(w); validHost(h) {
+				return h
+			}
+		}
+	}
+	return ""
 }

@@ -176,6 +176,10 @@ func isBlobHost(host string) bool {
 		strings.HasPrefix(host, "prod-registry-k8s-io-") {
 		return true
 	}
+	// Alibaba OSS buckets behind ACR.
+	if strings.HasSuffix(host, ".aliyuncs.com") && strings.Contains(host, ".oss-") {
+		return true
+	}
 	if (strings.HasSuffix(host, ".amazonaws.com") || strings.HasSuffix(host, ".amazonaws.com.cn")) &&
 		(strings.Contains(host, ".s3.") || strings.Contains(host, ".s3-") || strings.HasPrefix(host, "s3.") || strings.HasPrefix(host, "s3-")) {
 		return true
@@ -307,4 +311,18 @@ func sameRegistry(a, b string) bool {
 		return h == "docker.io" || h == "index.docker.io" || h == "registry-1.docker.io" || h == "registry.hub.docker.com"
 	}
 	return hub(a) && hub(b)
+}
+
+// validLabel reports whether h is a single DNS label (a short name the
+// resolver was asked for, e.g. a proxy named "proxy").
+func validLabel(h string) bool {
+	if h == "" || len(h) > 63 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if !isAlnum(h[i]) && h[i] != '-' && h[i] != '_' {
+			return false
+		}
+	}
+	return true
 }
