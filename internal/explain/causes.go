@@ -90,7 +90,7 @@ func isUnpack(l string) bool {
 		"apply layer error", "failed to apply layer", "failed to register layer", "error extracting tar",
 		"error processing tar file", "archive/tar:", "lchown", "error committing",
 		"applylayer", "extracting layer", "failed to untar", "error creating mount", "wrong diff id",
-		"failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob")
+		"failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob", "untar")
 }
 
 func isDigest(l string) bool {
@@ -390,7 +390,7 @@ var reasonPhrases = []reasonPhrase{
 
 var statusPrefixes = []string{
 	"status code", "status:", "status ", "statuscode", "status=", "http status", "response code",
-	"http code", "returned error:", "error code", "http error", "code:", "responded with",
+	"returned error:", "error code", "http error", "code:", "responded with",
 	"failed with status", "got http response code", "received unexpected http status:", "status code from registry", "error parsing http",
 }
 

@@ -79,8 +79,12 @@ func classify(msg, imageHint string) Result {
 		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
 			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
 	}
-	if p.host == "" && o.image != "" && needsHost(p.cause) {
-		p.host = imageDomain(o.image)
+	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob {
+		ref := o.image
+		if r := resolvedRef(s, l); r != "" {
+			ref = r
+		}
+		p.host = imageDomain(ref)
 		if p.role == verdict.RoleNone {
 			p.role = verdict.RoleRegistry
 		}
@@ -247,7 +251,7 @@ func findImage(s, l string) string {
 	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
 		"failed to inspect image ", "image "} {
-		if img, ok := quotedAfter(s, l, pre); ok && img != "" && !strings.Contains(img, " ") {
+		if img, ok := quotedAfter(s, l, pre); ok && plausibleRef(img) {
 			return img
 		}
 	}
@@ -340,7 +344,8 @@ func analyze(s, l, image string) part {
 	blobCtx := containsAny(l, "httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob",
 		"downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer",
 		"copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer",
-		"error downloading", "layer download", "blob download", "could not fetch content")
+		"error downloading", "layer download", "blob download", "could not fetch content", "download failed",
+		"layer verification", "filesystem layer", "unexpected eof")
 	authCtx := containsAny(l, "failed to fetch anonymous token", "failed to fetch oauth token", "fetching token",
 		"oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token",
 		"requesting bearer token", "failed to authorize", "fetch token", "obtain token")
@@ -396,7 +401,10 @@ func analyze(s, l, image string) part {
 		p.port = dialPort
 	}
 
-	p.cause = detectCause(l, status, p.role, blobCtx || p.role == verdict.RoleBlob)
+	// A transfer can only be cut once a download runs: a HEAD on a blob
+	// URL downloads nothing.
+	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
+	p.cause = detectCause(l, status, p.role, downloading)
 
 	switch verdict.LayerOf(p.cause) {
 	case verdict.LayerDNS:
@@ -433,7 +441,7 @@ func analyze(s, l, image string) part {
 	if p.role == verdict.RoleNone && p.host != "" && p.cause != "route.proxy" {
 		p.role = roleOfHost(p.host)
 	}
-	if p.host == "" && p.role == verdict.RoleNone && image != "" && needsHost(p.cause) {
+	if p.host == "" && p.role == verdict.RoleNone && (image != "" && needsHost(p.cause) || p.cause == "authz.ip-denied") {
 		p.role = verdict.RoleRegistry
 	}
 	// A refusal on a storage host is a blob download the storage refused.
@@ -441,6 +449,10 @@ func analyze(s, l, image string) part {
 		p.cause == "manifest.unknown" || p.cause == "manifest.name-unknown") &&
 		(isBlobHost(p.host) || isStorageDenied(l) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
 		p.cause = "transfer.status"
+	}
+	if l := verdict.LayerOf(p.cause); l == verdict.LayerRuntime || l == verdict.LayerConfig {
+		// The node's own failure: no endpoint is to blame.
+		p.role, p.host, p.port = verdict.RoleNone, "", ""
 	}
 	p.hub = sameRegistry(p.host, "docker.io") || p.host == "auth.docker.io" || image != "" && sameRegistry(imageDomain(image), "docker.io")
 	p.evidence = evidenceOf(s, l)
@@ -602,7 +614,7 @@ func detectCause(l string, status int, role verdict.Role, blob bool) string {
 	case isTLSOther(l):
 		return "tls.handshake"
 	case isReset(l):
-		if blob {
+		if blob || strings.Contains(l, "unexpected eof") {
 			return "transfer.reset"
 		}
 		return "route.reset"
@@ -665,6 +677,9 @@ func detectCause(l string, status int, role verdict.Role, blob bool) string {
 // authCause decides between the auth and authz causes from the status and
 // the registry's words.
 func authCause(l string, status int, role verdict.Role) string {
+	if containsAny(l, "unauthenticated request", "anonymous request", "unauthenticated requests do not have permission") {
+		return "auth.no-credentials"
+	}
 	expired := containsAny(l, "token has expired", "token is expired", "authorization token has expired", "expired token",
 		"token expired", "invalid_token", "the security token included in the request is invalid")
 	switch {
@@ -826,6 +841,8 @@ func ambiguity(p part, l, image string) []string {
 		out = append(out, "manifest.name-unknown: Docker Hub answers 'requested access to the resource is denied' for a repository that does not exist as well as for a private one — check the name")
 	case strings.HasPrefix(p.cause, "auth.") && strings.Contains(l, "access to the requested resource is not authorized"):
 		out = append(out, "manifest.name-unknown: Quay answers 401 for a repository that does not exist as well as for a private one — check the name")
+	case strings.HasPrefix(p.cause, "authz.") && strings.Contains(l, "or it may not exist"):
+		out = append(out, "manifest.name-unknown: the registry says the permission is denied 'or it may not exist' — check the repository path as well as the identity's role")
 	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
 	}
@@ -850,6 +867,21 @@ func tlsHost(s, l string) string {
 				return h
 			}
 		}
+	}
+	return ""
+}
+
+// plausibleRef reports whether s can be an image reference: no spaces,
+// no placeholder brackets.
+func plausibleRef(s string) bool {
+	return s != "" && len(s) < 512 && !strings.ContainsAny(s, " <>{}\"'`")
+}
+
+// resolvedRef returns the reference containerd says it resolved, the
+// innermost one, when it differs from the kubelet's.
+func resolvedRef(s, l string) string {
+	if img, ok := quotedAfter(s, l, "failed to resolve reference "); ok && plausibleRef(img) {
+		return img
 	}
 	return ""
 }
