@@ -25,145 +25,104 @@ type detection struct {
 
 // Predicates, each tested on its own (see causes_test.go).
 
-func isNeverPull(l string) bool {
-	return containsAny(l, "with pull policy of never", "errimageneverpull")
+func isNeverPull(t *txt) bool {
+	return t.h.any(ps0)
 }
 
-func isBadReference(l string) bool {
-	return containsAny(l, "invalid reference format", "couldn't parse image reference", "could not parse reference",
-		"failed to apply default image tag", "invalidimagename", "repository name must be lowercase",
-		"repository name must have at least one component", "invalid repository name", "error parsing image name",
-		"failed to parse image name", "invalid image name", "name_invalid", "invalid name: ",
-		"short-name resolution enforced", "did not resolve to an alias", "short name mode is enforcing",
-		"couldn't parse image name", "invalid checksum digest format", "invalid tag format", "tag_invalid",
-		"unsupported transport", "must be a fully qualified")
+func isBadReference(t *txt) bool {
+	return t.h.any(ps1)
 }
 
-func isPolicy(l string) bool {
-	return containsAny(l, "signaturevalidationfailed", "signature validation failed", "source image rejected",
-		"a signature was required", "no signature exists", "signature verification failed",
-		"signatures do not match", "is blocked by", "image is blocked", "not allowed by policy",
-		"rejected by policy", "policy requirements", "running image docker://") && !containsAny(l, "x509", "x-amz-signature")
+func isPolicy(t *txt) bool {
+	return t.h.any(ps2) && !t.h.any(ps3)
 }
 
-func isCredentialConfig(l string) bool {
-	return containsAny(l, "error getting credentials", "docker-credential-", "credential helper",
-		"error reading docker config", "failed to read auth file", "reading json file", "error parsing auth file",
-		"illegal base64 data", "error decoding auth", "invalid auth configuration", "failed to get credentials",
-		"exec plugin: invalid apiversion", "error running credential provider", "credential provider plugin",
-		"failed to decode registry auth")
+func isCredentialConfig(t *txt) bool {
+	return t.h.any(ps4)
 }
 
-func isHostsConfig(l string) bool {
-	return (strings.Contains(l, "hosts.toml") && containsAny(l, "toml:", "failed to", "error", "invalid")) ||
-		containsAny(l, "registries.conf", "error loading registries", "loading registries configuration",
-			"failed to load registry config", "invalid registry configuration", "certs.d") &&
-			containsAny(l, "toml", "parse", "loading", "invalid", "open ", "failed to load")
+func isHostsConfig(t *txt) bool {
+	return (t.h.any(ps46) && t.h.any(ps5)) ||
+		t.h.any(ps6)
 }
 
-func isCAFile(l string) bool {
-	return containsAny(l, "failed to load ca", "failed to append ca", "error loading ca", "unable to load ca",
-		"failed to read ca", "no certificates found in", "failed to load x509 key pair", "tls: failed to find any pem data")
+func isCAFile(t *txt) bool {
+	return t.h.any(ps7)
 }
 
-func isDiskFull(l string) bool {
-	return containsAny(l, "no space left on device", "disk quota exceeded", "not enough space",
-		"insufficient disk space", "not enough free space", "disk full")
+func isDiskFull(t *txt) bool {
+	return t.h.any(ps8)
 }
 
-func isRuntimeSocket(l string) bool {
-	return containsAny(l, "dial unix ", "containerd.sock", "crio.sock", "docker.sock", "dockershim.sock",
-		"cri-dockerd.sock", "cannot connect to the docker daemon", "is the docker daemon running",
-		"connection error: desc = \"transport", "runtime service failed", "unknown service runtime.v1",
-		"unknown service runtime.v1alpha2", "runtime is down")
+func isRuntimeSocket(t *txt) bool {
+	return t.h.any(ps9)
 }
 
-func isSnapshotter(l string) bool {
-	return containsAny(l, "snapshotter", "failed to prepare extraction snapshot", "failed to create snapshot",
-		"snapshot sha256", "failed to stat parent", "failed to mount", "mount callback failed",
-		"overlayfs", "overlay:", "failed to commit snapshot", "parent snapshot", "failed to create prepare snapshot",
-		"error creating overlay mount", "driver not supported", "devmapper", "zfs:", "stargz")
+func isSnapshotter(t *txt) bool {
+	return t.h.any(ps10)
 }
 
-func isUnpack(l string) bool {
-	return containsAny(l, "failed to extract layer", "failed to unpack", "unpacking image",
-		"apply layer error", "failed to apply layer", "failed to register layer", "error extracting tar",
-		"error processing tar file", "archive/tar:", "lchown", "error committing",
-		"applylayer", "extracting layer", "failed to untar", "error creating mount", "wrong diff id",
-		"failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob", "untar")
+func isUnpack(t *txt) bool {
+	return t.h.any(ps11)
 }
 
-func isDigest(l string) bool {
-	return containsAny(l, "digest mismatch", "unexpected commit digest", "does not match expected digest",
-		"verification failed for digest", "digest did not match", "layer verification failed",
-		"digest verification failed", "computed digest", "wrong diff id", "digests did not match",
-		"digest_invalid", "digest invalid", "checksum mismatch", "hash mismatch", "unexpected digest")
+func isDigest(t *txt) bool {
+	return t.h.any(ps12)
 }
 
-func isSize(l string) bool {
-	return containsAny(l, "short read", "failed size validation", "unexpected commit size", "size mismatch",
-		"size_invalid", "unexpected size", "content length mismatch", "expected size")
+func isSize(t *txt) bool {
+	return t.h.any(ps13)
 }
 
-func isRedirectLoop(l string) bool {
-	return containsAny(l, "stopped after 10 redirects", "too many redirects", "redirect loop")
+func isRedirectLoop(t *txt) bool {
+	return t.h.any(ps14)
 }
 
-func isProxy(l string) bool {
-	return containsAny(l, "proxyconnect", "proxy authentication required", "407 proxy", "error connecting to proxy",
-		"socks connect", "proxy refused", "unable to connect to proxy", "failed to connect to proxy")
+func isProxy(t *txt) bool {
+	return t.h.any(ps15)
 }
 
 // TLS predicates.
 
-func isTLSName(l string) bool {
-	return containsAny(l, "certificate is valid for", "not valid for any names", "doesn't contain any ip sans",
-		"legacy common name field", "certificate is not valid for", "hostname mismatch", "doesn't match host name",
-		"does not match host name", "certificate name does not match", "subject alternative name")
+func isTLSName(t *txt) bool {
+	return t.h.any(ps16)
 }
 
-func isTLSExpired(l string) bool {
-	return containsAny(l, "certificate has expired", "expired or is not yet valid", "certificate is expired",
-		"certificate is not yet valid", "certificate expired")
+func isTLSExpired(t *txt) bool {
+	return t.h.any(ps17)
 }
 
-func isTLSUntrusted(l string) bool {
-	return containsAny(l, "unknown authority", "certificate is not trusted", "self signed certificate",
-		"self-signed certificate", "unable to get local issuer", "certificate verify failed",
-		"not standards compliant", "failed to verify certificate", "untrusted certificate",
-		"certificate chain", "unable to verify the first certificate")
+func isTLSUntrusted(t *txt) bool {
+	return t.h.any(ps18)
 }
 
-func isPlainHTTP(l string) bool {
-	return containsAny(l, "server gave http response to https client", "first record does not look like a tls handshake",
-		"http response to https client", "wrong version number", "ssl routines:ssl3_get_record")
+func isPlainHTTP(t *txt) bool {
+	return t.h.any(ps19)
 }
 
-func isTLSTimeout(l string) bool { return strings.Contains(l, "tls handshake timeout") }
+func isTLSTimeout(t *txt) bool { return t.h.any(ps47) }
 
-func isTLSOther(l string) bool {
-	return containsAny(l, "remote error: tls", "tls: handshake failure", "tls: protocol version",
-		"tls: bad certificate", "tls: unrecognized name", "tls: internal error", "tls: ", "x509: ", "handshake failure",
-		"ssl handshake", "tls handshake")
+func isTLSOther(t *txt) bool {
+	return t.h.any(ps20)
 }
 
 // DNS predicates. lookupAt is the index of the last "lookup " (-1 when none).
 
-func isNXDomain(l string) bool {
-	return containsAny(l, "no such host", "name or service not known", "nodename nor servname", "could not resolve host",
-		"enotfound", "nxdomain", "unknown host", "could not resolve", "name does not resolve", "host not found")
+func isNXDomain(t *txt) bool {
+	return t.h.any(ps21)
 }
 
-func isNoAddress(l string) bool {
-	return containsAny(l, "no address associated with hostname", "no ip addresses", "no a or aaaa record")
+func isNoAddress(t *txt) bool {
+	return t.h.any(ps22)
 }
 
-func isServfail(l string) bool {
-	return containsAny(l, "server misbehaving", "servfail", "dns server failure", "refused the query")
+func isServfail(t *txt) bool {
+	return t.h.any(ps23)
 }
 
-func isDNSTimeout(l string, lookupAt int) bool {
-	if containsAny(l, "temporary failure in name resolution", "eai_again", "dns resolution timed out", "dns lookup timed out") {
+func isDNSTimeout(t *txt, lookupAt int) bool {
+	l := t.l
+	if t.h.any(ps24) {
 		return true
 	}
 	if lookupAt < 0 {
@@ -173,7 +132,8 @@ func isDNSTimeout(l string, lookupAt int) bool {
 	return containsAny(tail, "i/o timeout", "timeout", "timed out", "try again", "deadline exceeded")
 }
 
-func isDNSUnreachable(l string, lookupAt int) bool {
+func isDNSUnreachable(t *txt, lookupAt int) bool {
+	l := t.l
 	if lookupAt < 0 {
 		return false
 	}
@@ -182,221 +142,288 @@ func isDNSUnreachable(l string, lookupAt int) bool {
 		strings.Contains(tail, ":53: connect:")
 }
 
-func isDNSBusy(l string, lookupAt int) bool {
+func isDNSBusy(t *txt, lookupAt int) bool {
+	l := t.l
 	return lookupAt >= 0 && containsAny(l[lookupAt:], "device or resource busy", "too many open files", "resource temporarily unavailable")
 }
 
 // Route predicates.
 
-func isRefused(l string) bool {
-	return containsAny(l, "connection refused", "econnrefused", "actively refused")
+func isRefused(t *txt) bool {
+	return t.h.any(ps25)
 }
 
-func isUnreachable(l string) bool {
-	return containsAny(l, "no route to host", "network is unreachable", "host is unreachable", "host unreachable",
-		"ehostunreach", "enetunreach", "network unreachable")
+func isUnreachable(t *txt) bool {
+	return t.h.any(ps26)
 }
 
-func isConnectTimeout(l string) bool {
-	if containsAny(l, "connection timed out", "connect: operation timed out", "request canceled while waiting for connection",
-		"etimedout", "connect timeout", "connection timeout", "awaiting response headers", "while awaiting headers",
-		"dial timeout") {
+func isConnectTimeout(t *txt) bool {
+	l := t.l
+	if t.h.any(ps27) {
 		return true
+	}
+	if !t.h.any(psDialTCP) {
+		return false
 	}
 	i := strings.LastIndex(l, "dial tcp")
 	return i >= 0 && containsAny(l[i:], "i/o timeout", "timeout", "deadline exceeded")
 }
 
-func isReset(l string) bool {
-	return containsAny(l, "connection reset", "econnreset", "broken pipe", "connection was forcibly closed",
-		"server closed", "connection closed", "use of closed network connection", "unexpected eof",
-		"http2: server sent goaway", "stream error", "internal_error; received from peer", "forcibly closed") || endsWithEOF(l)
+func isReset(t *txt) bool {
+	return t.h.any(ps28) || endsWithEOF(t)
 }
 
 // endsWithEOF reports whether the chain ends in a bare EOF (": EOF").
-func endsWithEOF(l string) bool {
-	t := strings.TrimRight(l, " \"'.]")
-	return strings.HasSuffix(t, ": eof") || t == "eof" || strings.Contains(l, ": eof,") || strings.Contains(l, ": eof ")
+func endsWithEOF(t *txt) bool {
+	e := strings.TrimRight(t.l, " \"'.]")
+	return strings.HasSuffix(e, ": eof") || e == "eof" || t.h.any(ps48) || t.h.any(ps49)
 }
 
-func isReadTimeout(l string) bool {
+func isReadTimeout(t *txt) bool {
+	l := t.l
+	if t.h.any(ps29) {
+		return true
+	}
+	if !t.h.any(psRead) {
+		return false
+	}
 	i := lastIndexAny(l, "read tcp", "read: ", "reading body", "read body")
-	return containsAny(l, "client.timeout exceeded while reading body", "no progress", "stalled",
-		"context canceled while reading") || (i >= 0 && containsAny(l[i:], "i/o timeout", "timeout"))
+	return i >= 0 && containsAny(l[i:], "i/o timeout", "timeout")
 }
 
 // Registry and provider predicates.
 
-func isIPDenied(l string) bool {
-	return containsAny(l, "is not allowed access", "client with ip", "aka.ms/acr/firewall",
-		"ip address is not allowed", "not allowed from this ip", "vpcservicecontrols", "vpc service controls",
-		"request is prohibited by organization's policy", "ip not allowed", "ip address not allowed")
+func isIPDenied(t *txt) bool {
+	return t.h.any(ps30)
 }
 
-func isRateLimit(l string, status int) bool {
-	return status == 429 || containsAny(l, "toomanyrequests", "too many requests", "rate limit", "ratelimit",
-		"rate exceeded", "throttl", "pull qps exceeded", "quota exceeded for")
+func isRateLimit(t *txt, status int) bool {
+	return status == 429 || t.h.any(ps31)
 }
 
-func isDeniedOrMissing(l string) bool {
-	return containsAny(l, "repository does not exist or may require", "does not exist or no pull access",
-		"repository does not exist or you don't have", "does not exist or may require 'docker login'") ||
+func isDeniedOrMissing(t *txt) bool {
+	return t.h.any(ps32) ||
 		// Docker Hub answers a missing repository with both errors.
-		strings.Contains(l, "requested access to the resource is denied") && strings.Contains(l, "authentication required")
+		t.h.any(ps50) && t.h.any(ps51)
 }
 
-func isPlatform(l string) bool {
-	return containsAny(l, "no match for platform", "no matching manifest for", "does not match the specified platform",
-		"no image found in image index for architecture", "no image found in manifest list for architecture",
-		"image index for architecture", "manifest list for architecture", "no child with platform",
-		"choosing an image from manifest list", "choosing image instance", "platform not supported",
-		"does not support the platform", "not match the platform", "no suitable image found for platform",
-		"not found for platform")
+func isPlatform(t *txt) bool {
+	return t.h.any(ps33)
 }
 
-func isManifestInvalid(l string) bool {
-	return containsAny(l, "manifest invalid", "manifest_invalid", "unknown media type", "unsupported media type",
-		"unsupported manifest", "manifest media type", "schema 1", "schema1", "not a valid manifest",
-		"invalid manifest", "unsupported mediatype", "mediatype in manifest should be", "unexpected media type",
-		"encountered unknown type", "unable to recognize manifest", "failed to unmarshal manifest",
-		"unsupported docker v2 schema")
+func isManifestInvalid(t *txt) bool {
+	return t.h.any(ps34)
 }
 
-func isNameUnknown(l string) bool {
-	return containsAny(l, "name unknown", "name_unknown", "repository name not known", "repository not found",
-		"repository does not exist", "repo not found", "project not found", "no such repository",
-		"the repository with name", "namespace not found")
+func isNameUnknown(t *txt) bool {
+	return t.h.any(ps35)
 }
 
-func isManifestUnknown(l string) bool {
-	return containsAny(l, "manifest unknown", "manifest_unknown", "not found: manifest", "manifest not found",
-		"tag not found", "tag does not exist", "no such image", "image not found",
-		"not found: not found", "requested image not found", "does not have tag") || manifestForNotFound(l)
+func isManifestUnknown(t *txt) bool {
+	return t.h.any(ps36) || manifestForNotFound(t)
 }
 
 // manifestForNotFound matches Docker's `manifest for X not found`.
-func manifestForNotFound(l string) bool {
+func manifestForNotFound(t *txt) bool {
+	if !t.h.any(psManifestFor) {
+		return false
+	}
+	l := t.l
 	i := strings.Index(l, "manifest for ")
 	return i >= 0 && strings.Contains(l[i:], " not found")
 }
 
 // endsNotFound matches containerd's `<ref>: not found` and CRI NotFound.
-func endsNotFound(l string) bool {
-	t := strings.TrimRight(l, " \"'.]")
-	return strings.HasSuffix(t, ": not found") || strings.HasSuffix(t, " not found") ||
-		strings.Contains(l, "code = notfound") || strings.Contains(l, ": not found,") || strings.Contains(l, ": not found ")
+func endsNotFound(t *txt) bool {
+	e := strings.TrimRight(t.l, " \"'.]")
+	return strings.HasSuffix(e, ": not found") || strings.HasSuffix(e, " not found") ||
+		t.h.any(ps52) || t.h.any(ps53) || t.h.any(ps54)
 }
 
-func isBlobUnknown(l string) bool {
-	return containsAny(l, "blob unknown", "blob_unknown", "manifest_blob_unknown", "blob not found",
-		"nosuchkey", "the specified key does not exist", "no such object", "the specified blob does not exist", "blobnotfound")
+func isBlobUnknown(t *txt) bool {
+	return t.h.any(ps37)
 }
 
-func isStorageDenied(l string) bool {
-	return containsAny(l, "<code>accessdenied", "accessdenied", "request has expired", "signaturedoesnotmatch",
-		"authenticationfailed", "authorizationpermissionmismatch", "authorizationfailure", "signature not valid",
-		"sas token", "x-amz-expires", "invalidaccesskeyid", "expiredtoken", "the provided token has expired",
-		"server failed to authenticate the request", "this request is not authorized to perform this operation")
+func isStorageDenied(t *txt) bool {
+	return t.h.any(ps38)
 }
 
-func isBadCredentials(l string) bool {
-	return containsAny(l, "incorrect username or password", "invalid username/password", "invalid username or password",
-		"bad credentials", "invalid credentials", "authentication failed", "wrong password", "invalid password",
-		"token has expired", "token is expired", "authorization token has expired", "expired token", "invalid_token",
-		"token expired", "login failed", "invalid_grant", "invalid_client", "unauthorized_client",
-		"failed to fetch oauth token", "password is incorrect", "bad username or password",
-		"the security token included in the request is invalid", "invalid identity token", "credentials are invalid",
-		"your authorization token has expired", "bad auth", "login attempt failed")
+func isBadCredentials(t *txt) bool {
+	return t.h.any(ps39)
 }
 
-func isNoCredentials(l string) bool {
-	return containsAny(l, "no basic auth credentials", "authentication required", "anonymous", "no credentials",
-		"credentials not found", "requires authentication", "login required", "not logged in", "missing credentials",
-		"please login", "docker login", "unauthenticated")
+func isNoCredentials(t *txt) bool {
+	return t.h.any(ps40)
 }
 
-func isUnauthorized(l string, status int) bool {
-	return status == 401 || containsAny(l, "unauthorized", "authentication required", "no basic auth credentials",
-		"not authenticated", "unauthenticated")
+func isUnauthorized(t *txt, status int) bool {
+	return status == 401 || t.h.any(ps41)
 }
 
-func isForbidden(l string, status int) bool {
-	return status == 403 || containsAny(l, "forbidden", "denied", "insufficient_scope", "not authorized",
-		"permission denied", "access is denied", "accessdenied", "not allowed", "permission_denied",
-		"does not have permission", "insufficient scope", "unauthorized to access repository")
+func isForbidden(t *txt, status int) bool {
+	return status == 403 || t.h.any(ps42)
 }
 
-func isTokenProblem(l string) bool {
-	return containsAny(l, "did not include a token", "unable to decode token response", "failed to find supported auth scheme",
-		"failed to fetch token", "error fetching token", "could not fetch token", "failed to obtain token",
-		"token response", "malformed auth challenge", "unsupported auth scheme", "failed to parse bearer",
-		"invalid www-authenticate", "get token", "getting token")
+func isTokenProblem(t *txt) bool {
+	return t.h.any(ps43)
 }
 
-func isDeadline(l string) bool {
-	return containsAny(l, "context deadline exceeded", "deadline exceeded", "deadlineexceeded", "timed out", "timeout")
+func isDeadline(t *txt) bool {
+	return t.h.any(ps44)
 }
 
 // httpStatus returns the innermost HTTP status code the text names, or 0.
-// It looks for a status number followed by its reason phrase and for
-// numbers after "status code", "status:" and similar.
+// It makes one pass over l (lowercase) looking at every run of exactly
+// three digits: the run counts when a reason phrase follows it ("401
+// unauthorized") or a status word precedes it ("status code 404",
+// "status: 500"). The last such run wins.
 func httpStatus(l string) int {
-	best, bestAt := 0, -1
-	for _, p := range reasonPhrases {
-		if i := strings.LastIndex(l, p.text); i > bestAt {
-			// The number must stand alone: "401 unauthorized", not "x401 unauthorized".
-			if i == 0 || l[i-1] == ' ' || l[i-1] == ':' || l[i-1] == '"' || l[i-1] == '(' || l[i-1] == '[' {
-				best, bestAt = p.code, i
-			}
+	best := 0
+	for i := 0; i < len(l); i++ {
+		if !isDigit(l[i]) || i > 0 && (isDigit(l[i-1]) || isAlnum(l[i-1]) || l[i-1] == '.' || l[i-1] == '/' || l[i-1] == '-') {
+			continue
 		}
-	}
-	for _, pre := range statusPrefixes {
-		off := 0
-		for {
-			i := strings.Index(l[off:], pre)
-			if i < 0 {
-				break
-			}
-			j := off + i + len(pre)
-			off = j
-			for j < len(l) && (l[j] == ' ' || l[j] == '"' || l[j] == '=' || l[j] == ':') {
-				j++
-			}
-			if j+3 <= len(l) && isDigit(l[j]) && isDigit(l[j+1]) && isDigit(l[j+2]) && (j+3 == len(l) || !isDigit(l[j+3])) {
-				code := int(l[j]-'0')*100 + int(l[j+1]-'0')*10 + int(l[j+2]-'0')
-				if code >= 100 && code < 600 && j > bestAt {
-					best, bestAt = code, j
-				}
-			}
+		j := i
+		for j < len(l) && isDigit(l[j]) {
+			j++
 		}
+		if j-i != 3 || j < len(l) && (isAlnum(l[j]) || l[j] == '.' && j+1 < len(l) && isDigit(l[j+1])) {
+			i = j
+			continue
+		}
+		code := int(l[i]-'0')*100 + int(l[i+1]-'0')*10 + int(l[i+2]-'0')
+		if code < 100 || code > 599 {
+			i = j
+			continue
+		}
+		if reasonFollows(l[j:]) || statusPrecedes(l[:i]) {
+			best = code
+		}
+		i = j
 	}
 	return best
 }
 
-type reasonPhrase struct {
-	code int
-	text string
+var reasonWords = []string{
+	" unauthorized", " forbidden", " not found", " too many requests", " internal server error", " bad gateway",
+	" service unavailable", " service temporarily unavailable", " gateway timeout", " gateway time-out", " bad request",
+	" method not allowed", " not acceptable", " proxy authentication required", " request timeout", " conflict",
+	" gone", " request entity too large", " requested range not satisfiable", " not implemented", " (bad gateway)",
+	" (service unavailable)", " (internal server error)", " (unauthorized)", " (forbidden)", " (not found)",
+	" (too many requests)",
 }
 
-var reasonPhrases = []reasonPhrase{
-	{400, "400 bad request"}, {401, "401 unauthorized"}, {403, "403 forbidden"}, {404, "404 not found"},
-	{405, "405 method not allowed"}, {406, "406 not acceptable"}, {407, "407 proxy authentication required"},
-	{408, "408 request timeout"}, {409, "409 conflict"}, {410, "410 gone"}, {413, "413 request entity too large"},
-	{416, "416 requested range not satisfiable"}, {429, "429 too many requests"},
-	{500, "500 internal server error"}, {501, "501 not implemented"}, {502, "502 bad gateway"},
-	{503, "503 service unavailable"}, {503, "503 service temporarily unavailable"}, {504, "504 gateway timeout"},
-	{504, "504 gateway time-out"}, {520, "520 "}, {521, "521 "}, {522, "522 "}, {523, "523 "}, {524, "524 "},
+func reasonFollows(rest string) bool {
+	if len(rest) > 40 {
+		rest = rest[:40]
+	}
+	for _, w := range reasonWords {
+		if len(rest) >= len(w) && rest[:len(w)] == w {
+			return true
+		}
+	}
+	return false
 }
 
-var statusPrefixes = []string{
-	"status code", "status:", "status ", "statuscode", "status=", "http status", "response code",
-	"returned error:", "error code", "http error", "code:", "responded with",
-	"failed with status", "got http response code", "received unexpected http status:", "status code from registry", "error parsing http",
+var statusWords = []string{
+	"status code", "status", "statuscode", "response code", "returned error", "error code", "http error",
+	"responded with", "got http response code", "received unexpected http status", "status code from registry",
+	"error parsing http", "http status", "code", "status code:",
+}
+
+func statusPrecedes(before string) bool {
+	b := before
+	for len(b) > 0 {
+		c := b[len(b)-1]
+		if c == ' ' || c == ':' || c == '=' || c == '"' || c == '(' {
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	if len(b) > 40 {
+		b = b[len(b)-40:]
+	}
+	for _, w := range statusWords {
+		if len(b) >= len(w) && b[len(b)-len(w):] == w && (len(b) == len(w) || !isAlnum(b[len(b)-len(w)-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // isFilesystem matches a local file operation failing on the node.
-func isFilesystem(l string) bool {
-	return containsAny(l, "open /", "mkdir /", "stat /", "lstat /", "rename /", "unlinkat /", "chmod /",
-		"chown /", "remove /", "write /", "input/output error", "read-only file system", "too many open files",
-		"cannot allocate memory", "failed to create temp", "readlink /", "symlink /")
+func isFilesystem(t *txt) bool {
+	return t.h.any(ps45)
 }
+
+// Phrase sets of the predicates above (registered at initialisation).
+var (
+	psManifestFor = newSet("manifest for ")
+	psDialTCP     = newSet("dial tcp")
+	psRead        = newSet("read tcp", "read: ", "reading body", "read body")
+	ps0           = newSet("with pull policy of never", "errimageneverpull")
+	ps1           = newSet("invalid reference format", "couldn't parse image reference", "could not parse reference", "failed to apply default image tag", "invalidimagename", "repository name must be lowercase", "repository name must have at least one component", "invalid repository name", "error parsing image name", "failed to parse image name", "invalid image name", "name_invalid", "invalid name: ", "short-name resolution enforced", "did not resolve to an alias", "short name mode is enforcing", "couldn't parse image name", "invalid checksum digest format", "invalid tag format", "tag_invalid", "unsupported transport", "must be a fully qualified")
+	ps2           = newSet("signaturevalidationfailed", "signature validation failed", "source image rejected", "a signature was required", "no signature exists", "signature verification failed", "signatures do not match", "is blocked by", "image is blocked", "not allowed by policy", "rejected by policy", "policy requirements", "running image docker://")
+	ps3           = newSet("x509", "x-amz-signature")
+	ps4           = newSet("error getting credentials", "docker-credential-", "credential helper", "error reading docker config", "failed to read auth file", "reading json file", "error parsing auth file", "illegal base64 data", "error decoding auth", "invalid auth configuration", "failed to get credentials", "exec plugin: invalid apiversion", "error running credential provider", "credential provider plugin", "failed to decode registry auth")
+	ps5           = newSet("toml:", "failed to", "error", "invalid")
+	ps6           = newSet("error loading registries", "loading registries configuration", "failed to load registry config", "invalid registry configuration", "registries.conf: toml", "loading registries.conf", "parsing registries.conf")
+	ps7           = newSet("failed to load ca", "failed to append ca", "error loading ca", "unable to load ca", "failed to read ca", "no certificates found in", "failed to load x509 key pair", "tls: failed to find any pem data")
+	ps8           = newSet("no space left on device", "disk quota exceeded", "not enough space", "insufficient disk space", "not enough free space", "disk full")
+	ps9           = newSet("dial unix ", "containerd.sock", "crio.sock", "docker.sock", "dockershim.sock", "cri-dockerd.sock", "cannot connect to the docker daemon", "is the docker daemon running", "connection error: desc = \"transport", "runtime service failed", "unknown service runtime.v1", "unknown service runtime.v1alpha2", "runtime is down")
+	ps10          = newSet("snapshotter", "failed to prepare extraction snapshot", "failed to create snapshot", "snapshot sha256", "failed to stat parent", "failed to mount", "mount callback failed", "overlayfs", "overlay:", "failed to commit snapshot", "parent snapshot", "failed to create prepare snapshot", "error creating overlay mount", "driver not supported", "devmapper", "zfs:", "stargz")
+	ps11          = newSet("failed to extract layer", "failed to unpack", "unpacking image", "apply layer error", "failed to apply layer", "failed to register layer", "error extracting tar", "error processing tar file", "archive/tar:", "lchown", "error committing", "applylayer", "extracting layer", "failed to untar", "error creating mount", "wrong diff id", "failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob", "untar")
+	ps12          = newSet("digest mismatch", "unexpected commit digest", "does not match expected digest", "verification failed for digest", "digest did not match", "layer verification failed", "digest verification failed", "computed digest", "wrong diff id", "digests did not match", "digest_invalid", "digest invalid", "checksum mismatch", "hash mismatch", "unexpected digest")
+	ps13          = newSet("short read", "failed size validation", "unexpected commit size", "size mismatch", "size_invalid", "unexpected size", "content length mismatch", "expected size")
+	ps14          = newSet("stopped after 10 redirects", "too many redirects", "redirect loop")
+	ps15          = newSet("proxyconnect", "proxy authentication required", "407 proxy", "error connecting to proxy", "socks connect", "proxy refused", "unable to connect to proxy", "failed to connect to proxy")
+	ps16          = newSet("certificate is valid for", "not valid for any names", "doesn't contain any ip sans", "legacy common name field", "certificate is not valid for", "hostname mismatch", "doesn't match host name", "does not match host name", "certificate name does not match", "subject alternative name")
+	ps17          = newSet("certificate has expired", "expired or is not yet valid", "certificate is expired", "certificate is not yet valid", "certificate expired")
+	ps18          = newSet("unknown authority", "certificate is not trusted", "self signed certificate", "self-signed certificate", "unable to get local issuer", "certificate verify failed", "not standards compliant", "failed to verify certificate", "untrusted certificate", "certificate chain", "unable to verify the first certificate")
+	ps19          = newSet("server gave http response to https client", "first record does not look like a tls handshake", "http response to https client", "wrong version number", "ssl routines:ssl3_get_record")
+	ps20          = newSet("remote error: tls", "tls: handshake failure", "tls: protocol version", "tls: bad certificate", "tls: unrecognized name", "tls: internal error", "tls: ", "x509: ", "handshake failure", "ssl handshake", "tls handshake")
+	ps21          = newSet("no such host", "name or service not known", "nodename nor servname", "could not resolve host", "enotfound", "nxdomain", "unknown host", "could not resolve", "name does not resolve", "host not found")
+	ps22          = newSet("no address associated with hostname", "no ip addresses", "no a or aaaa record")
+	ps23          = newSet("server misbehaving", "servfail", "dns server failure", "refused the query")
+	ps24          = newSet("temporary failure in name resolution", "eai_again", "dns resolution timed out", "dns lookup timed out")
+	ps25          = newSet("connection refused", "econnrefused", "actively refused")
+	ps26          = newSet("no route to host", "network is unreachable", "host is unreachable", "host unreachable", "ehostunreach", "enetunreach", "network unreachable")
+	ps27          = newSet("connection timed out", "connect: operation timed out", "request canceled while waiting for connection", "etimedout", "connect timeout", "connection timeout", "awaiting response headers", "while awaiting headers", "dial timeout")
+	ps28          = newSet("connection reset", "econnreset", "broken pipe", "connection was forcibly closed", "server closed", "connection closed", "use of closed network connection", "unexpected eof", "http2: server sent goaway", "stream error", "internal_error; received from peer", "forcibly closed")
+	ps29          = newSet("client.timeout exceeded while reading body", "no progress", "stalled", "context canceled while reading")
+	ps30          = newSet("is not allowed access", "client with ip", "aka.ms/acr/firewall", "ip address is not allowed", "not allowed from this ip", "vpcservicecontrols", "vpc service controls", "request is prohibited by organization's policy", "ip not allowed", "ip address not allowed")
+	ps31          = newSet("toomanyrequests", "too many requests", "rate limit", "ratelimit", "rate exceeded", "throttl", "pull qps exceeded", "quota exceeded for")
+	ps32          = newSet("repository does not exist or may require", "does not exist or no pull access", "repository does not exist or you don't have", "does not exist or may require 'docker login'")
+	ps33          = newSet("no match for platform", "no matching manifest for", "does not match the specified platform", "no image found in image index for architecture", "no image found in manifest list for architecture", "image index for architecture", "manifest list for architecture", "no child with platform", "choosing an image from manifest list", "choosing image instance", "platform not supported", "does not support the platform", "not match the platform", "no suitable image found for platform", "not found for platform")
+	ps34          = newSet("manifest invalid", "manifest_invalid", "unknown media type", "unsupported media type", "unsupported manifest", "manifest media type", "schema 1", "schema1", "not a valid manifest", "invalid manifest", "unsupported mediatype", "mediatype in manifest should be", "unexpected media type", "encountered unknown type", "unable to recognize manifest", "failed to unmarshal manifest", "unsupported docker v2 schema")
+	ps35          = newSet("name unknown", "name_unknown", "repository name not known", "repository not found", "repository does not exist", "repo not found", "project not found", "no such repository", "the repository with name", "namespace not found")
+	ps36          = newSet("manifest unknown", "manifest_unknown", "not found: manifest", "manifest not found", "tag not found", "tag does not exist", "no such image", "image not found", "not found: not found", "requested image not found", "does not have tag")
+	ps37          = newSet("blob unknown", "blob_unknown", "manifest_blob_unknown", "blob not found", "nosuchkey", "the specified key does not exist", "no such object", "the specified blob does not exist", "blobnotfound")
+	ps38          = newSet("<code>accessdenied", "accessdenied", "request has expired", "signaturedoesnotmatch", "authenticationfailed", "authorizationpermissionmismatch", "authorizationfailure", "signature not valid", "sas token", "x-amz-expires", "invalidaccesskeyid", "expiredtoken", "the provided token has expired", "server failed to authenticate the request", "this request is not authorized to perform this operation")
+	ps39          = newSet("incorrect username or password", "invalid username/password", "invalid username or password", "bad credentials", "invalid credentials", "authentication failed", "wrong password", "invalid password", "token has expired", "token is expired", "authorization token has expired", "expired token", "invalid_token", "token expired", "login failed", "invalid_grant", "invalid_client", "unauthorized_client", "failed to fetch oauth token", "password is incorrect", "bad username or password", "the security token included in the request is invalid", "invalid identity token", "credentials are invalid", "your authorization token has expired", "bad auth", "login attempt failed")
+	ps40          = newSet("no basic auth credentials", "authentication required", "anonymous", "no credentials", "credentials not found", "requires authentication", "login required", "not logged in", "missing credentials", "please login", "docker login", "unauthenticated")
+	ps41          = newSet("unauthorized", "authentication required", "no basic auth credentials", "not authenticated", "unauthenticated")
+	ps42          = newSet("forbidden", "denied", "insufficient_scope", "not authorized", "permission denied", "access is denied", "accessdenied", "not allowed", "permission_denied", "does not have permission", "insufficient scope", "unauthorized to access repository")
+	ps43          = newSet("did not include a token", "unable to decode token response", "failed to find supported auth scheme", "failed to fetch token", "error fetching token", "could not fetch token", "failed to obtain token", "token response", "malformed auth challenge", "unsupported auth scheme", "failed to parse bearer", "invalid www-authenticate", "get token", "getting token")
+	ps44          = newSet("context deadline exceeded", "deadline exceeded", "deadlineexceeded", "timed out", "timeout")
+	ps45          = newSet("open /", "mkdir /", "stat /", "lstat /", "rename /", "unlinkat /", "chmod /", "chown /", "remove /", "write /", "input/output error", "read-only file system", "too many open files", "cannot allocate memory", "failed to create temp", "readlink /", "symlink /")
+	ps46          = newSet("hosts.toml")
+	ps47          = newSet("tls handshake timeout")
+	ps48          = newSet(": eof,")
+	ps49          = newSet(": eof ")
+	ps50          = newSet("requested access to the resource is denied")
+	ps51          = newSet("authentication required")
+	ps52          = newSet("code = notfound")
+	ps53          = newSet(": not found,")
+	ps54          = newSet(": not found ")
+)
+
+// txt is one error chain prepared for the predicates: the lowercase text
+// and the registered phrases it contains.
+type txt struct {
+	l string
+	h hits
+}
+
+func newTxt(l string) *txt { return &txt{l: l, h: scanPhrases(l)} }

@@ -3,6 +3,7 @@ package explain
 import (
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -43,7 +44,8 @@ func Classify(msg string) Result { return classify(msg, "") }
 func classify(msg, imageHint string) Result {
 	s := normalize(capText(msg, MaxMessageBytes))
 	l := lowerASCII(s)
-	o := unwrapOuter(s, l)
+	full := newTxt(l)
+	o := unwrapOuter(s, full)
 	if o.image == "" {
 		o.image = imageHint
 	}
@@ -60,7 +62,14 @@ func classify(msg, imageHint string) Result {
 		best := -1
 		all := make([]part, len(parts))
 		for i, d := range parts {
-			all[i] = analyze(d, lowerASCII(d), o.image)
+			var pt *txt
+			if len(parts) == 1 && len(d) <= len(s) && s[len(s)-len(d):] == d {
+				// The detail is the tail of the message: reuse its scan.
+				pt = &txt{l: l[len(s)-len(d):], h: full.h}
+			} else {
+				pt = newTxt(lowerASCII(d))
+			}
+			all[i] = analyze(d, pt, o.image)
 			if best < 0 || verdict.LayerOf(all[i].cause).Rank() > verdict.LayerOf(all[best].cause).Rank() {
 				best = i
 			}
@@ -105,7 +114,7 @@ func classify(msg, imageHint string) Result {
 		endpoint = joinHostPort(p.host, port)
 	}
 	layer := verdict.LayerOf(p.cause)
-	d := verdict.Describe(p.cause, p.role, endpoint)
+	d := describe(p.cause, p.role, endpoint)
 	summary := d.Summary
 	if p.role == verdict.RoleBlob && (layer == verdict.LayerDNS || layer == verdict.LayerRoute || layer == verdict.LayerTLS) {
 		summary = "Only the manifest endpoint is reachable: the registry answered, but the blob host it redirects layer downloads to fails. " + summary
@@ -160,18 +169,19 @@ type outer struct {
 // unwrapOuter strips the kubelet's wrappers (Failed to pull image,
 // Back-off pulling image, image pull failed for ... because ...) and finds
 // the image reference.
-func unwrapOuter(s, l string) outer {
+func unwrapOuter(s string, t *txt) outer {
+	l := t.l
 	o := outer{detail: s}
-	o.image = findImage(s, l)
+	o.image = findImage(s, t)
 	switch {
-	case isNeverPull(l):
+	case t.has("with pull policy of never") || t.has("errimageneverpull"):
 		o.cause, o.kubelet = "config.never-pull", true
 		return o
-	case strings.Contains(l, "failed to apply default image tag") || strings.Contains(l, "invalidimagename"):
+	case t.has("failed to apply default image tag") || t.has("invalidimagename"):
 		o.cause, o.kubelet = "config.reference", true
 		return o
 	}
-	if i := strings.Index(l, "back-off pulling image "); i >= 0 {
+	if i := indexIf(t, "back-off pulling image "); i >= 0 {
 		o.kubelet = true
 		rest := afterQuoted(s, i+len("back-off pulling image "))
 		if isEmptyDetail(rest) {
@@ -180,11 +190,11 @@ func unwrapOuter(s, l string) outer {
 		}
 		o.detail = rest
 	}
-	if i := strings.Index(l, "failed to pull image "); i >= 0 {
+	if i := indexIf(t, "failed to pull image "); i >= 0 {
 		o.kubelet = true
 		o.detail = afterQuoted(s, i+len("failed to pull image "))
 	}
-	if i := strings.Index(l, "image pull failed for "); i >= 0 {
+	if i := indexIf(t, "image pull failed for "); i >= 0 {
 		o.kubelet = true
 		rest := s[i:]
 		rl := l[i:]
@@ -247,17 +257,27 @@ func afterQuoted(s string, i int) string {
 }
 
 // findImage returns the image reference the message names.
-func findImage(s, l string) string {
+func findImage(s string, t *txt) string {
+	l := t.l
+	if !t.h.any(psImageHint) {
+		return ""
+	}
 	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
 		"failed to inspect image ", "image "} {
+		if !t.has(pre) {
+			continue
+		}
 		if img, ok := quotedAfter(s, l, pre); ok && plausibleRef(img) {
 			return img
 		}
 	}
-	for _, pre := range []string{"initializing source docker://", "pull access denied for ", "image pull failed for ",
+	for _, pre := range []string{"failed to pull image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
-		if w, off := wordAfter(s, l, pre); w != "" {
+		if !t.has(pre) {
+			continue
+		}
+		if w, off := wordAfter(s, l, pre); w != "" && plausibleRef(w) {
 			w = strings.TrimSuffix(w, "...")
 			if pre == "manifest for " && !strings.HasPrefix(l[off+len(w):], " not found") {
 				continue
@@ -329,8 +349,9 @@ type part struct {
 
 // analyze finds the innermost cause, the failing host and its role in one
 // error chain.
-func analyze(s, l, image string) part {
-	p := part{runtime: detectRuntime(s, l)}
+func analyze(s string, t *txt, image string) part {
+	l := t.l
+	p := part{runtime: detectRuntime(s, t)}
 	status := httpStatus(l)
 	p.status = status
 	urls := findURLs(s, l)
@@ -341,15 +362,9 @@ func analyze(s, l, image string) part {
 			break
 		}
 	}
-	blobCtx := containsAny(l, "httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob",
-		"downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer",
-		"copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer",
-		"error downloading", "layer download", "blob download", "could not fetch content", "download failed",
-		"layer verification", "filesystem layer", "unexpected eof")
-	authCtx := containsAny(l, "failed to fetch anonymous token", "failed to fetch oauth token", "fetching token",
-		"oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token",
-		"requesting bearer token", "failed to authorize", "fetch token", "obtain token")
-	p.anon = strings.Contains(l, "anonymous")
+	blobCtx := t.h.any(pc0)
+	authCtx := t.h.any(pc1)
+	p.anon = t.has("anonymous")
 
 	// Role and host from the innermost URL, else from context.
 	var u *url.URL
@@ -374,10 +389,13 @@ func analyze(s, l, image string) part {
 			p.role = verdict.RoleBlob
 		case authCtx:
 			p.role = verdict.RoleAuth
-		case containsAny(l, "pinging container registry", "pinging docker registry", "pulling from host "):
+		case t.h.any(pc2):
 			p.role = verdict.RoleRegistry
 		}
 		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
+			if !t.has(pre) {
+				continue
+			}
 			if w, _ := wordAfter(s, l, pre); w != "" {
 				if h, port := hostToken(w); validHost(h) && !isIP(h) || h == "localhost" {
 					p.host, p.port = h, port
@@ -390,7 +408,10 @@ func analyze(s, l, image string) part {
 		}
 	}
 	// The dial target names the address (and port) that failed.
-	dialHost, dialPort := dialTarget(s, l)
+	var dialHost, dialPort string
+	if t.h.any(psDial) {
+		dialHost, dialPort = dialTarget(s, l)
+	}
 	if p.host == "" && dialHost != "" && (p.role == verdict.RoleBlob || image == "") {
 		p.host, p.port = dialHost, dialPort
 		if p.role == verdict.RoleNone {
@@ -404,7 +425,7 @@ func analyze(s, l, image string) part {
 	// A transfer can only be cut once a download runs: a HEAD on a blob
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
-	p.cause = detectCause(l, status, p.role, downloading)
+	p.cause = detectCause(t, status, p.role, downloading)
 
 	switch verdict.LayerOf(p.cause) {
 	case verdict.LayerDNS:
@@ -441,13 +462,17 @@ func analyze(s, l, image string) part {
 	if p.role == verdict.RoleNone && p.host != "" && p.cause != "route.proxy" {
 		p.role = roleOfHost(p.host)
 	}
+	if verdict.LayerOf(p.cause) == verdict.LayerTransfer && p.role == verdict.RoleNone {
+		// A transfer failure is a layer download even when no URL says so.
+		p.role = verdict.RoleBlob
+	}
 	if p.host == "" && p.role == verdict.RoleNone && (image != "" && needsHost(p.cause) || p.cause == "authz.ip-denied") {
 		p.role = verdict.RoleRegistry
 	}
 	// A refusal on a storage host is a blob download the storage refused.
 	if p.role == verdict.RoleBlob && (strings.HasPrefix(p.cause, "auth.") || strings.HasPrefix(p.cause, "authz.") ||
 		p.cause == "manifest.unknown" || p.cause == "manifest.name-unknown") &&
-		(isBlobHost(p.host) || isStorageDenied(l) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
+		(isBlobHost(p.host) || isStorageDenied(t) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
 		p.cause = "transfer.status"
 	}
 	if l := verdict.LayerOf(p.cause); l == verdict.LayerRuntime || l == verdict.LayerConfig {
@@ -500,6 +525,9 @@ func lookupHost(s, l string) string {
 // "connect to <addr>", or "" when the dial had no address (DNS failed).
 func dialTarget(s, l string) (host, port string) {
 	for _, pre := range []string{"dial tcp4 ", "dial tcp6 ", "dial tcp ", "connecting to ", "connect to "} {
+		if pre != "dial tcp " && !strings.Contains(l, strings.TrimSpace(pre)) {
+			continue
+		}
 		i := strings.LastIndex(l, pre)
 		if i < 0 {
 			continue
@@ -540,113 +568,116 @@ func proxyTarget(s, l string) (host, port string) {
 // node failures first (they stop a pull whatever the network does), then
 // the network path (proxy, TLS, DNS, route), then what the registry
 // answered, then bare deadlines.
-func detectCause(l string, status int, role verdict.Role, blob bool) string {
+func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
+	l := t.l
 	lookupAt := strings.LastIndex(l, "lookup ")
 	switch {
-	case isNeverPull(l):
+	case isNeverPull(t):
 		return "config.never-pull"
-	case isPolicy(l):
+	case isPolicy(t):
 		return "config.policy"
-	case isBadReference(l):
+	case isBadReference(t):
 		return "config.reference"
-	case isCredentialConfig(l):
+	case isCredentialConfig(t):
 		return "config.credentials"
-	case isHostsConfig(l):
+	case isHostsConfig(t):
 		return "config.hosts-toml"
-	case isCAFile(l):
+	case isCAFile(t):
 		return "config.ca-file"
-	case isRuntimeSocket(l):
+	case isRuntimeSocket(t):
 		return "runtime.error"
-	case isDiskFull(l):
+	case isDiskFull(t):
 		return "runtime.disk"
-	case isDigest(l):
+	case isDigest(t):
 		return "transfer.digest"
-	case isSize(l):
+	case isSize(t):
 		return "transfer.size"
-	case isUnpack(l):
+	case isManifestInvalid(t) && t.h.any(pc3):
+		// An unusable manifest stops the unpack before any layer.
+		return "manifest.invalid"
+	case isUnpack(t):
 		return "runtime.unpack"
-	case isSnapshotter(l):
+	case isSnapshotter(t):
 		return "runtime.snapshotter"
-	case isRedirectLoop(l):
+	case isRedirectLoop(t):
 		return "transfer.redirect"
-	case isProxy(l):
+	case isProxy(t):
 		return "route.proxy"
-	case isTLSName(l):
+	case isTLSName(t):
 		return "tls.name"
-	case isTLSExpired(l):
+	case isTLSExpired(t):
 		return "tls.expired"
-	case isTLSUntrusted(l):
+	case isTLSUntrusted(t):
 		return "tls.untrusted"
-	case isPlainHTTP(l):
+	case isPlainHTTP(t):
 		return "tls.plain-http"
-	case isTLSTimeout(l):
+	case isTLSTimeout(t):
 		return "tls.timeout"
-	case isNoAddress(l):
+	case isNoAddress(t):
 		return "dns.no-address"
-	case isNXDomain(l):
+	case isNXDomain(t):
 		return "dns.nxdomain"
-	case isServfail(l):
+	case isServfail(t):
 		return "dns.servfail"
-	case isDNSUnreachable(l, lookupAt):
+	case isDNSUnreachable(t, lookupAt):
 		return "dns.unreachable"
-	case isDNSTimeout(l, lookupAt):
+	case isDNSTimeout(t, lookupAt):
 		return "dns.timeout"
-	case isDNSBusy(l, lookupAt):
+	case isDNSBusy(t, lookupAt):
 		return "dns.servfail"
-	case isRefused(l):
+	case isRefused(t):
 		return "route.refused"
-	case isUnreachable(l) || strings.Contains(l, "connect: operation not permitted"):
+	case isUnreachable(t) || t.has("connect: operation not permitted"):
 		return "route.unreachable"
-	case isIPDenied(l):
+	case isIPDenied(t):
 		return "authz.ip-denied"
-	case isRateLimit(l, status):
+	case isRateLimit(t, status):
 		return "registry.ratelimit"
-	case isConnectTimeout(l):
-		if blob && containsAny(l, "awaiting response headers", "while awaiting headers") {
+	case isConnectTimeout(t):
+		if blob && t.h.any(pc4) {
 			return "transfer.timeout"
 		}
 		return "route.timeout"
-	case isReadTimeout(l):
+	case isReadTimeout(t):
 		if blob {
 			return "transfer.timeout"
 		}
 		return "route.timeout"
-	case isTLSOther(l):
+	case isTLSOther(t):
 		return "tls.handshake"
-	case isReset(l):
-		if blob || strings.Contains(l, "unexpected eof") {
+	case isReset(t):
+		if blob || t.has("unexpected eof") {
 			return "transfer.reset"
 		}
 		return "route.reset"
-	case status >= 500 || containsAny(l, "internal server error", "bad gateway", "service unavailable", "gateway timeout",
-		"gateway time-out", "temporarily unavailable", "server error", "upstream connect error"):
+	case status >= 500 || t.h.any(pc5):
 		return "registry.unavailable"
-	case strings.Contains(l, "no basic auth credentials"):
+	case t.has("no basic auth credentials"):
 		// ECR's Basic challenge with no credential: containerd wraps it in
 		// "pull access denied", but the text says what is missing.
 		return "auth.no-credentials"
-	case isDeniedOrMissing(l):
+	case isDeniedOrMissing(t):
 		return "authz.denied-or-missing"
-	case isPlatform(l):
+	case isPlatform(t):
 		return "manifest.platform"
-	case isManifestInvalid(l):
+	case isManifestInvalid(t):
 		return "manifest.invalid"
-	case isBlobUnknown(l):
+	case isBlobUnknown(t):
 		return "transfer.status"
-	case isStorageDenied(l) && (blob || role == verdict.RoleBlob):
+	case isStorageDenied(t) && (blob || role == verdict.RoleBlob):
 		return "transfer.status"
-	case isNameUnknown(l):
+	case isNameUnknown(t):
 		return "manifest.name-unknown"
-	case isManifestUnknown(l):
+	case isManifestUnknown(t):
 		return "manifest.unknown"
 	}
-	if c := authCause(l, status, role); c != "" {
+	if c := authCause(t, status, role); c != "" {
 		return c
 	}
 	switch {
-	case isTokenProblem(l):
+	case isTokenProblem(t):
 		return "auth.token"
-	case status == 404 || endsNotFound(l):
+	case status == 404 || endsNotFound(t):
 		switch role {
 		case verdict.RoleAuth:
 			return "auth.token"
@@ -654,7 +685,7 @@ func detectCause(l string, status int, role verdict.Role, blob bool) string {
 			return "transfer.status"
 		}
 		return "manifest.unknown"
-	case status >= 400 || containsAny(l, "unexpected status", "unexpected http status", "received unexpected http status"):
+	case status >= 400 || t.h.any(pc6):
 		if role == verdict.RoleBlob {
 			return "transfer.status"
 		}
@@ -662,13 +693,13 @@ func detectCause(l string, status int, role verdict.Role, blob bool) string {
 			return "auth.token"
 		}
 		return "registry.protocol"
-	case isFilesystem(l):
+	case isFilesystem(t):
 		return "runtime.error"
-	case isReadTimeout(l) || strings.Contains(l, "cancel pulling image"):
+	case isReadTimeout(t) || t.has("cancel pulling image"):
 		return "transfer.timeout"
-	case isDeadline(l):
+	case isDeadline(t):
 		return "unknown.deadline"
-	case containsAny(l, "error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not"):
+	case t.h.any(pc7):
 		return "unknown"
 	}
 	return ""
@@ -676,62 +707,56 @@ func detectCause(l string, status int, role verdict.Role, blob bool) string {
 
 // authCause decides between the auth and authz causes from the status and
 // the registry's words.
-func authCause(l string, status int, role verdict.Role) string {
-	if containsAny(l, "unauthenticated request", "anonymous request", "unauthenticated requests do not have permission") {
+func authCause(t *txt, status int, role verdict.Role) string {
+	if t.h.any(pc8) {
 		return "auth.no-credentials"
 	}
-	expired := containsAny(l, "token has expired", "token is expired", "authorization token has expired", "expired token",
-		"token expired", "invalid_token", "the security token included in the request is invalid")
+	expired := t.h.any(pc9)
 	switch {
-	case status == 401 || (status != 403 && isUnauthorized(l, status)):
+	case status == 401 || (status != 403 && isUnauthorized(t, status)):
 		switch {
-		case isBadCredentials(l):
+		case isBadCredentials(t):
 			return "auth.bad-credentials"
-		case isNoCredentials(l):
+		case isNoCredentials(t):
 			return "auth.no-credentials"
 		}
 		return "auth.no-credentials"
-	case status == 403 || isForbidden(l, status):
+	case status == 403 || isForbidden(t, status):
 		if expired {
 			return "auth.bad-credentials"
 		}
 		return "authz.denied"
-	case expired || containsAny(l, "incorrect username or password", "invalid username/password", "authentication failed", "bad credentials"):
+	case expired || t.h.any(pc10):
 		return "auth.bad-credentials"
 	}
 	return ""
 }
 
 // detectRuntime names the component whose error text the chain carries.
-func detectRuntime(s, l string) string {
+func detectRuntime(s string, t *txt) string {
+	l := t.l
 	switch {
-	case strings.Contains(l, "skopeo"):
+	case t.has("skopeo"):
 		return "skopeo"
-	case strings.Contains(l, "podman") || strings.Contains(l, "trying to pull ") && !strings.Contains(l, "rpc error"):
+	case t.has("podman") || t.has("trying to pull ") && !t.has("rpc error"):
 		return "podman"
-	case strings.Contains(l, "error response from daemon") || strings.Contains(l, "docker pull"):
+	case t.has("error response from daemon") || t.has("docker pull"):
 		return "docker"
-	case containsAny(l, "initializing source docker://", "pinging container registry", "pinging docker registry",
-		"reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image",
-		"writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob"):
-		if strings.HasPrefix(l, "error: ") && !strings.Contains(l, "rpc error") {
+	case t.h.any(pc11):
+		if strings.HasPrefix(l, "error: ") && !t.has("rpc error") {
 			return "podman"
 		}
-		if strings.Contains(l, "level=fatal") {
+		if t.has("level=fatal") {
 			return "skopeo"
 		}
 		return "cri-o"
-	case containsAny(l, "failed to pull and unpack image", "failed to resolve reference", "failed to resolve image",
-		"httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token",
-		"pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest",
-		"failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: "):
+	case t.h.any(pc12):
 		return "containerd"
-	case containsAny(l, "download failed after attempts", "error pulling image configuration", "pull access denied for ",
-		"docker daemon", "manifest for ", "docker: ", "dockerd"):
+	case t.h.any(pc13):
 		return "docker"
 	case isGGCR(s, l):
 		return "crane"
-	case containsAny(l, "failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet"):
+	case t.h.any(pc14):
 		return "kubelet"
 	}
 	return ""
@@ -885,3 +910,72 @@ func resolvedRef(s, l string) string {
 	}
 	return ""
 }
+
+// Phrase sets of classify.go (registered at initialisation).
+var (
+	psImageHint = newSet("failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
+		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
+		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
+	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
+	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
+	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token")
+	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
+	pc4    = newSet("awaiting response headers", "while awaiting headers")
+	pc5    = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+	pc6    = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+	pc7    = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+	pc8    = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
+	pc9    = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+	pc10   = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
+	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+)
+
+// describeCache holds verdict.Describe per cause and role with a
+// placeholder endpoint; describe fills in the endpoint.
+var describeCache sync.Map
+
+const endpointMark = "\x00endpoint\x00"
+
+type describeKey struct {
+	cause string
+	role  verdict.Role
+}
+
+func describe(cause string, role verdict.Role, endpoint string) verdict.Description {
+	k := describeKey{cause, role}
+	v, ok := describeCache.Load(k)
+	if !ok {
+		v, _ = describeCache.LoadOrStore(k, verdict.Describe(cause, role, endpointMark))
+	}
+	d := v.(verdict.Description)
+	ep := endpoint
+	if ep == "" {
+		ep = "the endpoint"
+	}
+	out := verdict.Description{Summary: strings.ReplaceAll(d.Summary, endpointMark, ep), Next: make([]string, len(d.Next))}
+	for i, n := range d.Next {
+		out.Next[i] = strings.ReplaceAll(n, endpointMark, ep)
+	}
+	return out
+}
+
+// indexIf is strings.Index(t.l, p), skipped when the scan saw no p.
+func indexIf(t *txt, p string) int {
+	if !t.has(p) {
+		return -1
+	}
+	return strings.Index(t.l, p)
+}
+
+// Phrases looked up with has/indexIf, registered so that they are bit tests.
+var psLookups = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
+	"failed to apply default image tag", "invalidimagename", "with pull policy of never", "errimageneverpull",
+	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
+	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
+	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
+	"awaiting response headers", "while awaiting headers", "unexpected eof")

@@ -117,7 +117,7 @@ func Redact(s string) string {
 				j++
 			}
 			key := l[i:j]
-			if j < len(s) && (secretKeySet[key] || key == "authorization") {
+			if j < len(s) && (s[j] == '=' || s[j] == '"' || s[j] == ':') && (secretKeySet[key] || key == "authorization") {
 				k := j
 				if k < len(s) && s[k] == '"' {
 					k++
