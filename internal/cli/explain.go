@@ -1,19 +1,280 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// NewCmdExplain is a placeholder until the explain command lands.
+type explainOptions struct {
+	streams Streams
+	output  string
+	noColor bool
+	file    string
+}
+
+// NewCmdExplain builds `pullpath explain [FILE|-]`.
 func NewCmdExplain(streams Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "explain",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &ExitError{Code: ExitInternal, Err: errors.New("explain is not built yet")}
+	o := &explainOptions{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "explain [FILE|-]",
+		Short: "Explain image pull failure messages (events, describe output, runtime errors)",
+		Long: `explain reads kubelet event text, a container's waiting message, kubectl describe pod
+output, kubectl get events|pod -o json|yaml, or a runtime/client error (containerd, CRI-O,
+docker, podman, skopeo, crane), from FILE or stdin, and prints for every pull failure the
+failing layer, cause, role, owner, endpoint, a summary and next steps. Nothing is sent
+anywhere: explain works offline.
+
+Exit status: 0 when no pull failure is found, 1 when one is diagnosed, 2 when the input
+cannot be read.`,
+		Example: `  kubectl describe pod app-7d9c | pullpath explain
+  kubectl get events -n team -o json | pullpath explain -o json
+  pullpath explain failed-pull.txt`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.file = args[0]
+			}
+			return o.run()
 		},
 	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(explainFormats(), "|"))
+	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "never colour the text output")
+	return cmd
+}
+
+// explainRenderers are the output formats, picked by -o.
+var explainRenderers = map[string]func(w io.Writer, fs []explain.Finding, color bool) error{
+	"text": renderExplainText,
+	"json": renderExplainJSON,
+}
+
+func explainFormats() []string {
+	out := make([]string, 0, len(explainRenderers))
+	for k := range explainRenderers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (o *explainOptions) run() error {
+	render, ok := explainRenderers[o.output]
+	if !ok {
+		return usageErrorf("unknown output format %q: valid formats are %s", o.output, strings.Join(explainFormats(), ", "))
+	}
+	input, err := o.read()
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	findings, perr := explain.Explain(input)
+	if perr != nil && len(findings) == 0 {
+		return &ExitError{Code: ExitUsage, Err: perr}
+	}
+	if err := render(o.streams.Out, findings, o.color()); err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing output: %w", err)}
+	}
+	if perr != nil {
+		// Partial result printed; the input was still unreadable in part.
+		return &ExitError{Code: ExitUsage, Err: perr}
+	}
+	if len(findings) > 0 {
+		return exitCode(ExitFailure)
+	}
+	return nil
+}
+
+// read reads the input file, or stdin for "" and "-", up to
+// explain.MaxInputBytes.
+func (o *explainOptions) read() ([]byte, error) {
+	var r io.Reader = o.streams.In
+	name := "stdin"
+	if o.file != "" && o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return nil, fmt.Errorf("reading input: %w", err)
+		}
+		defer f.Close()
+		r, name = f, o.file
+	}
+	if r == nil {
+		return nil, errors.New("reading input: no input given (pass a FILE or pipe text to stdin)")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, explain.MaxInputBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(b) > explain.MaxInputBytes {
+		return nil, fmt.Errorf("reading %s: more than %d bytes", name, explain.MaxInputBytes)
+	}
+	return b, nil
+}
+
+// color reports whether text output may use colour: only on a terminal,
+// never with --no-color or NO_COLOR.
+func (o *explainOptions) color() bool {
+	if o.noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := o.streams.Out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// explainJSON is one finding in -o json. The verdict fields appear both at
+// the top level (CONTRACT.md: explain prints layer, cause, role, owner,
+// endpoint, summary, next) and under "verdict", the shape probe and
+// diagnose use.
+type explainJSON struct {
+	Layer     verdict.Layer   `json:"layer"`
+	Cause     string          `json:"cause,omitempty"`
+	Role      verdict.Role    `json:"role,omitempty"`
+	Owner     verdict.Owner   `json:"owner,omitempty"`
+	Endpoint  string          `json:"endpoint,omitempty"`
+	Summary   string          `json:"summary"`
+	Next      []string        `json:"next"`
+	Evidence  string          `json:"evidence,omitempty"`
+	Host      string          `json:"host,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Image     string          `json:"image,omitempty"`
+	Runtime   string          `json:"runtime,omitempty"`
+	Ambiguous []string        `json:"ambiguous,omitempty"`
+	Count     int             `json:"count"`
+	Source    string          `json:"source"`
+	Reason    string          `json:"reason,omitempty"`
+	Object    string          `json:"object,omitempty"`
+	Message   string          `json:"message"`
+	First     *time.Time      `json:"first,omitempty"`
+	Last      *time.Time      `json:"last,omitempty"`
+	Verdict   verdict.Verdict `json:"verdict"`
+}
+
+func toExplainJSON(f explain.Finding) explainJSON {
+	v := f.Result.Verdict
+	if v.Next == nil {
+		v.Next = []string{}
+	}
+	j := explainJSON{
+		Layer: v.Layer, Cause: v.Cause, Role: v.Role, Owner: v.Owner, Endpoint: v.Endpoint,
+		Summary: v.Summary, Next: v.Next, Evidence: v.Evidence,
+		Host: f.Result.Host, URL: f.Result.URL, Image: f.Result.Image, Runtime: f.Result.Runtime,
+		Ambiguous: f.Result.Ambiguous, Count: f.Count,
+		Source: f.Message.Source, Reason: f.Message.Reason, Object: f.Message.Object,
+		Message: explain.Redact(f.Message.Text), Verdict: v,
+	}
+	if !f.Message.First.IsZero() {
+		t := f.Message.First
+		j.First = &t
+	}
+	if !f.Message.Last.IsZero() {
+		t := f.Message.Last
+		j.Last = &t
+	}
+	return j
+}
+
+// renderExplainJSON prints one object for one finding and an array
+// otherwise (CONTRACT.md).
+func renderExplainJSON(w io.Writer, fs []explain.Finding, _ bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if len(fs) == 1 {
+		return enc.Encode(toExplainJSON(fs[0]))
+	}
+	out := make([]explainJSON, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, toExplainJSON(f))
+	}
+	return enc.Encode(out)
+}
+
+const (
+	ansiRed   = "\x1b[31m"
+	ansiBold  = "\x1b[1m"
+	ansiDim   = "\x1b[2m"
+	ansiReset = "\x1b[0m"
+)
+
+// renderExplainText prints each finding: the verdict line, where it
+// happened, the failing host, summary, evidence, other readings and next
+// steps; then a one-line summary.
+func renderExplainText(w io.Writer, fs []explain.Finding, color bool) error {
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	var b strings.Builder
+	if len(fs) == 0 {
+		b.WriteString("No image pull failure found in the input.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	causes := make([]string, 0, len(fs))
+	for i, f := range fs {
+		v := f.Result.Verdict
+		causes = append(causes, v.Cause)
+		times := ""
+		if f.Count > 1 {
+			times = fmt.Sprintf(" (x%d)", f.Count)
+		}
+		fmt.Fprintf(&b, "%s %s%s\n", paint(ansiRed, "✘"), paint(ansiBold, v.Cause), times)
+		fmt.Fprintf(&b, "  layer:     %-9s owner: %-9s role: %s\n", v.Layer, orDash(string(v.Owner)), orDash(string(v.Role)))
+		if v.Endpoint != "" {
+			fmt.Fprintf(&b, "  endpoint:  %s\n", v.Endpoint)
+		}
+		if f.Result.Host != "" {
+			fmt.Fprintf(&b, "  host:      %s\n", f.Result.Host)
+		}
+		if f.Result.Image != "" {
+			fmt.Fprintf(&b, "  image:     %s\n", f.Result.Image)
+		}
+		if f.Message.Object != "" {
+			fmt.Fprintf(&b, "  object:    %s\n", f.Message.Object)
+		}
+		fmt.Fprintf(&b, "  summary:   %s\n", v.Summary)
+		if v.Evidence != "" {
+			fmt.Fprintf(&b, "  evidence:  %s\n", paint(ansiDim, v.Evidence))
+		}
+		if len(f.Result.Ambiguous) > 0 {
+			b.WriteString("  also possible:\n")
+			for _, a := range f.Result.Ambiguous {
+				fmt.Fprintf(&b, "    - %s\n", a)
+			}
+		}
+		if len(v.Next) > 0 {
+			b.WriteString("  next:\n")
+			for j, n := range v.Next {
+				fmt.Fprintf(&b, "    %d. %s\n", j+1, n)
+			}
+		}
+		if i < len(fs)-1 {
+			b.WriteString("\n")
+		}
+	}
+	noun := "failure"
+	if len(fs) > 1 {
+		noun = "failures"
+	}
+	fmt.Fprintf(&b, "\n%d image pull %s diagnosed: %s\n", len(fs), noun, strings.Join(causes, ", "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -1,0 +1,429 @@
+package explain
+
+import (
+	"strings"
+)
+
+// This file holds the named predicates that turn the innermost error of a
+// chain into a cause code. Each works on a lowercase, whitespace-normalised
+// text and uses plain substring tests: no regular expressions, so the cost
+// is linear in the text.
+
+// detection is what detectCause finds in one error chain.
+type detection struct {
+	cause string
+	// blobContext is set when the chain says a layer download was running
+	// (httpReadSeeker, failed to copy, pulling a blob) even without a URL.
+	blobContext bool
+	// authContext is set when the chain says a token was being fetched.
+	authContext bool
+	// anonymous is set when the token fetch was anonymous.
+	anonymous bool
+	// status is the innermost HTTP status code named, 0 when none.
+	status int
+}
+
+// Predicates, each tested on its own (see causes_test.go).
+
+func isNeverPull(t *txt) bool {
+	return t.h.any(ps0)
+}
+
+func isBadReference(t *txt) bool {
+	return t.h.any(ps1)
+}
+
+func isPolicy(t *txt) bool {
+	return t.h.any(ps2) && !t.h.any(ps3)
+}
+
+func isCredentialConfig(t *txt) bool {
+	return t.h.any(ps4)
+}
+
+func isHostsConfig(t *txt) bool {
+	return (t.h.any(ps46) && t.h.any(ps5)) ||
+		t.h.any(ps6)
+}
+
+func isCAFile(t *txt) bool {
+	return t.h.any(ps7)
+}
+
+func isDiskFull(t *txt) bool {
+	return t.h.any(ps8)
+}
+
+func isRuntimeSocket(t *txt) bool {
+	return t.h.any(ps9)
+}
+
+func isSnapshotter(t *txt) bool {
+	return t.h.any(ps10)
+}
+
+func isUnpack(t *txt) bool {
+	return t.h.any(ps11)
+}
+
+func isDigest(t *txt) bool {
+	return t.h.any(ps12)
+}
+
+func isSize(t *txt) bool {
+	return t.h.any(ps13)
+}
+
+func isRedirectLoop(t *txt) bool {
+	return t.h.any(ps14)
+}
+
+func isProxy(t *txt) bool {
+	return t.h.any(ps15)
+}
+
+// TLS predicates.
+
+func isTLSName(t *txt) bool {
+	return t.h.any(ps16)
+}
+
+func isTLSExpired(t *txt) bool {
+	return t.h.any(ps17)
+}
+
+func isTLSUntrusted(t *txt) bool {
+	return t.h.any(ps18)
+}
+
+func isPlainHTTP(t *txt) bool {
+	return t.h.any(ps19)
+}
+
+func isTLSTimeout(t *txt) bool { return t.h.any(ps47) }
+
+func isTLSOther(t *txt) bool {
+	return t.h.any(ps20)
+}
+
+// DNS predicates. lookupAt is the index of the last "lookup " (-1 when none).
+
+func isNXDomain(t *txt) bool {
+	return t.h.any(ps21)
+}
+
+func isNoAddress(t *txt) bool {
+	return t.h.any(ps22)
+}
+
+func isServfail(t *txt) bool {
+	return t.h.any(ps23)
+}
+
+func isDNSTimeout(t *txt, lookupAt int) bool {
+	l := t.l
+	if t.h.any(ps24) {
+		return true
+	}
+	if lookupAt < 0 {
+		return false
+	}
+	tail := l[lookupAt:]
+	return containsAny(tail, "i/o timeout", "timeout", "timed out", "try again", "deadline exceeded")
+}
+
+func isDNSUnreachable(t *txt, lookupAt int) bool {
+	l := t.l
+	if lookupAt < 0 {
+		return false
+	}
+	tail := l[lookupAt:]
+	return containsAny(tail, "connection refused", "network is unreachable", "no route to host", "host is unreachable") ||
+		strings.Contains(tail, ":53: connect:")
+}
+
+func isDNSBusy(t *txt, lookupAt int) bool {
+	l := t.l
+	return lookupAt >= 0 && containsAny(l[lookupAt:], "device or resource busy", "too many open files", "resource temporarily unavailable")
+}
+
+// Route predicates.
+
+func isRefused(t *txt) bool {
+	return t.h.any(ps25)
+}
+
+func isUnreachable(t *txt) bool {
+	return t.h.any(ps26)
+}
+
+func isConnectTimeout(t *txt) bool {
+	l := t.l
+	if t.h.any(ps27) {
+		return true
+	}
+	if !t.h.any(psDialTCP) {
+		return false
+	}
+	i := strings.LastIndex(l, "dial tcp")
+	return i >= 0 && containsAny(l[i:], "i/o timeout", "timeout", "deadline exceeded")
+}
+
+func isReset(t *txt) bool {
+	return t.h.any(ps28) || endsWithEOF(t)
+}
+
+// endsWithEOF reports whether the chain ends in a bare EOF (": EOF").
+func endsWithEOF(t *txt) bool {
+	e := strings.TrimRight(t.l, " \"'.]")
+	return strings.HasSuffix(e, ": eof") || e == "eof" || t.h.any(ps48) || t.h.any(ps49)
+}
+
+func isReadTimeout(t *txt) bool {
+	l := t.l
+	if t.h.any(ps29) {
+		return true
+	}
+	if !t.h.any(psRead) {
+		return false
+	}
+	i := lastIndexAny(l, "read tcp", "read: ", "reading body", "read body")
+	return i >= 0 && containsAny(l[i:], "i/o timeout", "timeout")
+}
+
+// Registry and provider predicates.
+
+func isIPDenied(t *txt) bool {
+	return t.h.any(ps30)
+}
+
+func isRateLimit(t *txt, status int) bool {
+	return status == 429 || t.h.any(ps31)
+}
+
+func isDeniedOrMissing(t *txt) bool {
+	return t.h.any(ps32) ||
+		// Docker Hub answers a missing repository with both errors.
+		t.h.any(ps50) && t.h.any(ps51)
+}
+
+func isPlatform(t *txt) bool {
+	return t.h.any(ps33)
+}
+
+func isManifestInvalid(t *txt) bool {
+	return t.h.any(ps34)
+}
+
+func isNameUnknown(t *txt) bool {
+	return t.h.any(ps35)
+}
+
+func isManifestUnknown(t *txt) bool {
+	return t.h.any(ps36) || manifestForNotFound(t)
+}
+
+// manifestForNotFound matches Docker's `manifest for X not found`.
+func manifestForNotFound(t *txt) bool {
+	if !t.h.any(psManifestFor) {
+		return false
+	}
+	l := t.l
+	i := strings.Index(l, "manifest for ")
+	return i >= 0 && strings.Contains(l[i:], " not found")
+}
+
+// endsNotFound matches containerd's `<ref>: not found` and CRI NotFound.
+func endsNotFound(t *txt) bool {
+	e := strings.TrimRight(t.l, " \"'.]")
+	return strings.HasSuffix(e, ": not found") || strings.HasSuffix(e, " not found") ||
+		t.h.any(ps52) || t.h.any(ps53) || t.h.any(ps54)
+}
+
+func isBlobUnknown(t *txt) bool {
+	return t.h.any(ps37)
+}
+
+func isStorageDenied(t *txt) bool {
+	return t.h.any(ps38)
+}
+
+func isBadCredentials(t *txt) bool {
+	return t.h.any(ps39)
+}
+
+func isNoCredentials(t *txt) bool {
+	return t.h.any(ps40)
+}
+
+func isUnauthorized(t *txt, status int) bool {
+	return status == 401 || t.h.any(ps41)
+}
+
+func isForbidden(t *txt, status int) bool {
+	return status == 403 || t.h.any(ps42)
+}
+
+func isTokenProblem(t *txt) bool {
+	return t.h.any(ps43)
+}
+
+func isDeadline(t *txt) bool {
+	return t.h.any(ps44)
+}
+
+// httpStatus returns the innermost HTTP status code the text names, or 0.
+// It makes one pass over l (lowercase) looking at every run of exactly
+// three digits: the run counts when a reason phrase follows it ("401
+// unauthorized") or a status word precedes it ("status code 404",
+// "status: 500"). The last such run wins.
+func httpStatus(l string) int {
+	best := 0
+	for i := 0; i < len(l); i++ {
+		if !isDigit(l[i]) || i > 0 && (isDigit(l[i-1]) || isAlnum(l[i-1]) || l[i-1] == '.' || l[i-1] == '/' || l[i-1] == '-') {
+			continue
+		}
+		j := i
+		for j < len(l) && isDigit(l[j]) {
+			j++
+		}
+		if j-i != 3 || j < len(l) && (isAlnum(l[j]) || l[j] == '.' && j+1 < len(l) && isDigit(l[j+1])) {
+			i = j
+			continue
+		}
+		code := int(l[i]-'0')*100 + int(l[i+1]-'0')*10 + int(l[i+2]-'0')
+		if code < 100 || code > 599 {
+			i = j
+			continue
+		}
+		if reasonFollows(l[j:]) || statusPrecedes(l[:i]) {
+			best = code
+		}
+		i = j
+	}
+	return best
+}
+
+var reasonWords = []string{
+	" unauthorized", " forbidden", " not found", " too many requests", " internal server error", " bad gateway",
+	" service unavailable", " service temporarily unavailable", " gateway timeout", " gateway time-out", " bad request",
+	" method not allowed", " not acceptable", " proxy authentication required", " request timeout", " conflict",
+	" gone", " request entity too large", " requested range not satisfiable", " not implemented", " (bad gateway)",
+	" (service unavailable)", " (internal server error)", " (unauthorized)", " (forbidden)", " (not found)",
+	" (too many requests)",
+}
+
+func reasonFollows(rest string) bool {
+	if len(rest) > 40 {
+		rest = rest[:40]
+	}
+	for _, w := range reasonWords {
+		if len(rest) >= len(w) && rest[:len(w)] == w {
+			return true
+		}
+	}
+	return false
+}
+
+var statusWords = []string{
+	"status code", "status", "statuscode", "response code", "returned error", "error code", "http error",
+	"responded with", "got http response code", "received unexpected http status", "status code from registry",
+	"error parsing http", "http status", "code", "status code:",
+}
+
+func statusPrecedes(before string) bool {
+	b := before
+	for len(b) > 0 {
+		c := b[len(b)-1]
+		if c == ' ' || c == ':' || c == '=' || c == '"' || c == '(' {
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	if len(b) > 40 {
+		b = b[len(b)-40:]
+	}
+	for _, w := range statusWords {
+		if len(b) >= len(w) && b[len(b)-len(w):] == w && (len(b) == len(w) || !isAlnum(b[len(b)-len(w)-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// isFilesystem matches a local file operation failing on the node.
+func isFilesystem(t *txt) bool {
+	return t.h.any(ps45)
+}
+
+// Phrase sets of the predicates above (registered at initialisation).
+var (
+	psManifestFor = newSet("manifest for ")
+	psDialTCP     = newSet("dial tcp")
+	psRead        = newSet("read tcp", "read: ", "reading body", "read body")
+	ps0           = newSet("with pull policy of never", "errimageneverpull")
+	ps1           = newSet("invalid reference format", "couldn't parse image reference", "could not parse reference", "failed to apply default image tag", "invalidimagename", "repository name must be lowercase", "repository name must have at least one component", "invalid repository name", "error parsing image name", "failed to parse image name", "invalid image name", "name_invalid", "invalid name: ", "short-name resolution enforced", "did not resolve to an alias", "short name mode is enforcing", "couldn't parse image name", "invalid checksum digest format", "invalid tag format", "tag_invalid", "unsupported transport", "must be a fully qualified")
+	ps2           = newSet("signaturevalidationfailed", "signature validation failed", "source image rejected", "a signature was required", "no signature exists", "signature verification failed", "signatures do not match", "is blocked by", "image is blocked", "not allowed by policy", "rejected by policy", "policy requirements", "running image docker://")
+	ps3           = newSet("x509", "x-amz-signature")
+	ps4           = newSet("error getting credentials", "docker-credential-", "credential helper", "error reading docker config", "failed to read auth file", "reading json file", "error parsing auth file", "illegal base64 data", "error decoding auth", "invalid auth configuration", "failed to get credentials", "exec plugin: invalid apiversion", "error running credential provider", "credential provider plugin", "failed to decode registry auth")
+	ps5           = newSet("toml:", "failed to", "error", "invalid")
+	ps6           = newSet("error loading registries", "loading registries configuration", "failed to load registry config", "invalid registry configuration", "registries.conf: toml", "loading registries.conf", "parsing registries.conf")
+	ps7           = newSet("failed to load ca", "failed to append ca", "error loading ca", "unable to load ca", "failed to read ca", "no certificates found in", "failed to load x509 key pair", "tls: failed to find any pem data")
+	ps8           = newSet("no space left on device", "disk quota exceeded", "not enough space", "insufficient disk space", "not enough free space", "disk full")
+	ps9           = newSet("dial unix ", "containerd.sock", "crio.sock", "docker.sock", "dockershim.sock", "cri-dockerd.sock", "cannot connect to the docker daemon", "is the docker daemon running", "connection error: desc = \"transport", "runtime service failed", "unknown service runtime.v1", "unknown service runtime.v1alpha2", "runtime is down")
+	ps10          = newSet("snapshotter", "failed to prepare extraction snapshot", "failed to create snapshot", "snapshot sha256", "failed to stat parent", "failed to mount", "mount callback failed", "overlayfs", "overlay:", "failed to commit snapshot", "parent snapshot", "failed to create prepare snapshot", "error creating overlay mount", "driver not supported", "devmapper", "zfs:", "stargz")
+	ps11          = newSet("failed to extract layer", "failed to unpack", "unpacking image", "apply layer error", "failed to apply layer", "failed to register layer", "error extracting tar", "error processing tar file", "archive/tar:", "lchown", "error committing", "applylayer", "extracting layer", "failed to untar", "error creating mount", "wrong diff id", "failed to apply diff", "read-only file system", "invalid tar header", "adding layer with blob", "untar")
+	ps12          = newSet("digest mismatch", "unexpected commit digest", "does not match expected digest", "verification failed for digest", "digest did not match", "layer verification failed", "digest verification failed", "computed digest", "wrong diff id", "digests did not match", "digest_invalid", "digest invalid", "checksum mismatch", "hash mismatch", "unexpected digest")
+	ps13          = newSet("short read", "failed size validation", "unexpected commit size", "size mismatch", "size_invalid", "unexpected size", "content length mismatch", "expected size")
+	ps14          = newSet("stopped after 10 redirects", "too many redirects", "redirect loop")
+	ps15          = newSet("proxyconnect", "proxy authentication required", "407 proxy", "error connecting to proxy", "socks connect", "proxy refused", "unable to connect to proxy", "failed to connect to proxy")
+	ps16          = newSet("certificate is valid for", "not valid for any names", "doesn't contain any ip sans", "legacy common name field", "certificate is not valid for", "hostname mismatch", "doesn't match host name", "does not match host name", "certificate name does not match", "subject alternative name")
+	ps17          = newSet("certificate has expired", "expired or is not yet valid", "certificate is expired", "certificate is not yet valid", "certificate expired")
+	ps18          = newSet("unknown authority", "certificate is not trusted", "self signed certificate", "self-signed certificate", "unable to get local issuer", "certificate verify failed", "not standards compliant", "failed to verify certificate", "untrusted certificate", "certificate chain", "unable to verify the first certificate")
+	ps19          = newSet("server gave http response to https client", "first record does not look like a tls handshake", "http response to https client", "wrong version number", "ssl routines:ssl3_get_record")
+	ps20          = newSet("remote error: tls", "tls: handshake failure", "tls: protocol version", "tls: bad certificate", "tls: unrecognized name", "tls: internal error", "tls: ", "x509: ", "handshake failure", "ssl handshake", "tls handshake")
+	ps21          = newSet("no such host", "name or service not known", "nodename nor servname", "could not resolve host", "enotfound", "nxdomain", "unknown host", "could not resolve", "name does not resolve", "host not found")
+	ps22          = newSet("no address associated with hostname", "no ip addresses", "no a or aaaa record")
+	ps23          = newSet("server misbehaving", "servfail", "dns server failure", "refused the query")
+	ps24          = newSet("temporary failure in name resolution", "eai_again", "dns resolution timed out", "dns lookup timed out")
+	ps25          = newSet("connection refused", "econnrefused", "actively refused")
+	ps26          = newSet("no route to host", "network is unreachable", "host is unreachable", "host unreachable", "ehostunreach", "enetunreach", "network unreachable")
+	ps27          = newSet("connection timed out", "connect: operation timed out", "request canceled while waiting for connection", "etimedout", "connect timeout", "connection timeout", "awaiting response headers", "while awaiting headers", "dial timeout")
+	ps28          = newSet("connection reset", "econnreset", "broken pipe", "connection was forcibly closed", "server closed", "connection closed", "use of closed network connection", "unexpected eof", "http2: server sent goaway", "stream error", "internal_error; received from peer", "forcibly closed")
+	ps29          = newSet("client.timeout exceeded while reading body", "no progress", "stalled", "context canceled while reading")
+	ps30          = newSet("is not allowed access", "client with ip", "aka.ms/acr/firewall", "ip address is not allowed", "not allowed from this ip", "vpcservicecontrols", "vpc service controls", "request is prohibited by organization's policy", "ip not allowed", "ip address not allowed")
+	ps31          = newSet("toomanyrequests", "too many requests", "rate limit", "ratelimit", "rate exceeded", "throttl", "pull qps exceeded", "quota exceeded for")
+	ps32          = newSet("repository does not exist or may require", "does not exist or no pull access", "repository does not exist or you don't have", "does not exist or may require 'docker login'")
+	ps33          = newSet("no match for platform", "no matching manifest for", "does not match the specified platform", "no image found in image index for architecture", "no image found in manifest list for architecture", "image index for architecture", "manifest list for architecture", "no child with platform", "choosing an image from manifest list", "choosing image instance", "platform not supported", "does not support the platform", "not match the platform", "no suitable image found for platform", "not found for platform")
+	ps34          = newSet("manifest invalid", "manifest_invalid", "unknown media type", "unsupported media type", "unsupported manifest", "manifest media type", "schema 1", "schema1", "not a valid manifest", "invalid manifest", "unsupported mediatype", "mediatype in manifest should be", "unexpected media type", "encountered unknown type", "unable to recognize manifest", "failed to unmarshal manifest", "unsupported docker v2 schema")
+	ps35          = newSet("name unknown", "name_unknown", "repository name not known", "repository not found", "repository does not exist", "repo not found", "project not found", "no such repository", "the repository with name", "namespace not found")
+	ps36          = newSet("manifest unknown", "manifest_unknown", "not found: manifest", "manifest not found", "tag not found", "tag does not exist", "no such image", "image not found", "not found: not found", "requested image not found", "does not have tag")
+	ps37          = newSet("blob unknown", "blob_unknown", "manifest_blob_unknown", "blob not found", "nosuchkey", "the specified key does not exist", "no such object", "the specified blob does not exist", "blobnotfound")
+	ps38          = newSet("<code>accessdenied", "accessdenied", "request has expired", "signaturedoesnotmatch", "authenticationfailed", "authorizationpermissionmismatch", "authorizationfailure", "signature not valid", "sas token", "x-amz-expires", "invalidaccesskeyid", "expiredtoken", "the provided token has expired", "server failed to authenticate the request", "this request is not authorized to perform this operation")
+	ps39          = newSet("incorrect username or password", "invalid username/password", "invalid username or password", "bad credentials", "invalid credentials", "authentication failed", "wrong password", "invalid password", "token has expired", "token is expired", "authorization token has expired", "expired token", "invalid_token", "token expired", "login failed", "invalid_grant", "invalid_client", "unauthorized_client", "failed to fetch oauth token", "password is incorrect", "bad username or password", "the security token included in the request is invalid", "invalid identity token", "credentials are invalid", "your authorization token has expired", "bad auth", "login attempt failed")
+	ps40          = newSet("no basic auth credentials", "authentication required", "anonymous", "no credentials", "credentials not found", "requires authentication", "login required", "not logged in", "missing credentials", "please login", "docker login", "unauthenticated")
+	ps41          = newSet("unauthorized", "authentication required", "no basic auth credentials", "not authenticated", "unauthenticated")
+	ps42          = newSet("forbidden", "denied", "insufficient_scope", "not authorized", "permission denied", "access is denied", "accessdenied", "not allowed", "permission_denied", "does not have permission", "insufficient scope", "unauthorized to access repository")
+	ps43          = newSet("did not include a token", "unable to decode token response", "failed to find supported auth scheme", "failed to fetch token", "error fetching token", "could not fetch token", "failed to obtain token", "token response", "malformed auth challenge", "unsupported auth scheme", "failed to parse bearer", "invalid www-authenticate", "get token", "getting token")
+	ps44          = newSet("context deadline exceeded", "deadline exceeded", "deadlineexceeded", "timed out", "timeout")
+	ps45          = newSet("open /", "mkdir /", "stat /", "lstat /", "rename /", "unlinkat /", "chmod /", "chown /", "remove /", "write /", "input/output error", "read-only file system", "too many open files", "cannot allocate memory", "failed to create temp", "readlink /", "symlink /")
+	ps46          = newSet("hosts.toml")
+	ps47          = newSet("tls handshake timeout")
+	ps48          = newSet(": eof,")
+	ps49          = newSet(": eof ")
+	ps50          = newSet("requested access to the resource is denied")
+	ps51          = newSet("authentication required")
+	ps52          = newSet("code = notfound")
+	ps53          = newSet(": not found,")
+	ps54          = newSet(": not found ")
+)
+
+// txt is one error chain prepared for the predicates: the lowercase text
+// and the registered phrases it contains.
+type txt struct {
+	l string
+	h hits
+}
+
+func newTxt(l string) *txt { return &txt{l: l, h: scanPhrases(l)} }

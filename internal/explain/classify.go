@@ -1,0 +1,981 @@
+package explain
+
+import (
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Result is the verdict for one pull failure message.
+type Result struct {
+	// Verdict holds layer, cause, role, owner, endpoint (host:port, default
+	// port 443), summary, next steps and evidence (the innermost error,
+	// redacted). Layer none means the message reports no pull failure.
+	Verdict verdict.Verdict `json:"verdict"`
+	// Image is the image reference when the message names it.
+	Image string `json:"image,omitempty"`
+	// Host is the failing host.
+	Host string `json:"host,omitempty"`
+	// URL is the innermost URL, its query string redacted.
+	URL string `json:"url,omitempty"`
+	// Runtime is the component whose error text the message carries:
+	// "containerd", "cri-o", "docker", "podman", "skopeo", "crane",
+	// "kubelet", or "" when the text does not say.
+	Runtime string `json:"runtime,omitempty"`
+	// Ambiguous lists other readings, each "cause: sentence", when the
+	// text is honestly ambiguous.
+	Ambiguous []string `json:"ambiguous,omitempty"`
+}
+
+// Failed reports whether r names a pull failure (any layer but none).
+func (r Result) Failed() bool { return r.Verdict.Layer != verdict.LayerNone && r.Verdict.Layer != "" }
+
+// Classify reads one pull failure message of any wrapping depth — a
+// kubelet event, a container's waiting message, a runtime log line or a
+// client's error — and returns the verdict for its innermost cause. Input
+// beyond MaxMessageBytes is ignored. A message that reports no failure
+// gets layer none.
+func Classify(msg string) Result { return classify(msg, "") }
+
+// classify is Classify with an image reference known from elsewhere (the
+// container's image field), used when the text names no host.
+func classify(msg, imageHint string) Result {
+	s := normalize(capText(msg, MaxMessageBytes))
+	l := lowerASCII(s)
+	full := newTxt(l)
+	o := unwrapOuter(s, full)
+	if o.image == "" {
+		o.image = imageHint
+	}
+	var p part
+	var others []part
+	switch {
+	case o.cause != "":
+		p = part{cause: o.cause, runtime: "kubelet", evidence: Redact(capText(s, 600))}
+		if o.cause == "registry.unavailable" || o.cause == "config.policy" {
+			p.runtime = "cri-o"
+		}
+	default:
+		parts := splitAggregate(o.detail)
+		best := -1
+		all := make([]part, len(parts))
+		for i, d := range parts {
+			var pt *txt
+			if len(parts) == 1 && len(d) <= len(s) && s[len(s)-len(d):] == d {
+				// The detail is the tail of the message: reuse its scan.
+				pt = &txt{l: l[len(s)-len(d):], h: full.h}
+			} else {
+				pt = newTxt(lowerASCII(d))
+			}
+			all[i] = analyze(d, pt, o.image)
+			if best < 0 || verdict.LayerOf(all[i].cause).Rank() > verdict.LayerOf(all[best].cause).Rank() {
+				best = i
+			}
+		}
+		p = all[best]
+		for i := range all {
+			if i != best && all[i].cause != p.cause && all[i].cause != "" {
+				others = append(others, all[i])
+			}
+		}
+		if p.runtime == "" && o.kubelet {
+			p.runtime = "kubelet"
+		}
+	}
+	if p.cause == "" {
+		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
+			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
+	}
+	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob {
+		ref := o.image
+		if r := resolvedRef(s, l); r != "" {
+			ref = r
+		}
+		p.host = imageDomain(ref)
+		if p.role == verdict.RoleNone {
+			p.role = verdict.RoleRegistry
+		}
+		if p.role == verdict.RoleAuth && p.host == "registry-1.docker.io" {
+			p.host = "auth.docker.io"
+		}
+		if p.port == "" {
+			p.port = imagePort(o.image)
+		}
+	}
+	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime}
+	endpoint := ""
+	if p.host != "" {
+		port := p.port
+		if port == "" {
+			port = "443"
+		}
+		endpoint = joinHostPort(p.host, port)
+	}
+	layer := verdict.LayerOf(p.cause)
+	d := describe(p.cause, p.role, endpoint)
+	summary := d.Summary
+	if p.role == verdict.RoleBlob && (layer == verdict.LayerDNS || layer == verdict.LayerRoute || layer == verdict.LayerTLS) {
+		summary = "Only the manifest endpoint is reachable: the registry answered, but the blob host it redirects layer downloads to fails. " + summary
+	}
+	r.Verdict = verdict.Verdict{
+		Layer:    layer,
+		Cause:    p.cause,
+		Role:     p.role,
+		Owner:    verdict.OwnerOf(p.cause),
+		Endpoint: endpoint,
+		Summary:  summary,
+		Next:     d.Next,
+		Evidence: p.evidence,
+	}
+	r.Ambiguous = ambiguity(p, l, o.image)
+	for _, op := range others {
+		r.Ambiguous = append(r.Ambiguous, op.cause+": the kubelet tried more than one credential and with another one the pull failed differently ("+capText(op.evidence, 200)+")")
+		if strings.HasPrefix(op.cause, "auth.") && layer == verdict.LayerManifest {
+			r.Ambiguous = append(r.Ambiguous[:len(r.Ambiguous)-1], op.cause+": the anonymous or other-credential attempt was refused (401), but the authenticated attempt shows the real problem: "+string(p.cause))
+		}
+	}
+	return r
+}
+
+// needsHost reports whether a cause is about an endpoint, so that the
+// image's registry stands in when the text names no host.
+func needsHost(cause string) bool {
+	switch verdict.LayerOf(cause) {
+	case verdict.LayerConfig, verdict.LayerRuntime, verdict.LayerUnknown:
+		return false
+	}
+	return true
+}
+
+func joinHostPort(h, p string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + p
+	}
+	return h + ":" + p
+}
+
+// outer is what the kubelet and client wrappers around the runtime error
+// say: the image, the detail text and a cause when the wrapper alone
+// decides it.
+type outer struct {
+	image   string
+	detail  string
+	cause   string
+	kubelet bool
+}
+
+// unwrapOuter strips the kubelet's wrappers (Failed to pull image,
+// Back-off pulling image, image pull failed for ... because ...) and finds
+// the image reference.
+func unwrapOuter(s string, t *txt) outer {
+	l := t.l
+	o := outer{detail: s}
+	o.image = findImage(s, t)
+	switch {
+	case t.has("with pull policy of never") || t.has("errimageneverpull"):
+		o.cause, o.kubelet = "config.never-pull", true
+		return o
+	case t.has("failed to apply default image tag") || t.has("invalidimagename"):
+		o.cause, o.kubelet = "config.reference", true
+		return o
+	}
+	if i := indexIf(t, "back-off pulling image "); i >= 0 {
+		o.kubelet = true
+		rest := afterQuoted(s, i+len("back-off pulling image "))
+		if isEmptyDetail(rest) {
+			o.cause = "unknown.backoff"
+			return o
+		}
+		o.detail = rest
+	}
+	if i := indexIf(t, "failed to pull image "); i >= 0 {
+		o.kubelet = true
+		o.detail = afterQuoted(s, i+len("failed to pull image "))
+	}
+	if i := indexIf(t, "image pull failed for "); i >= 0 {
+		o.kubelet = true
+		rest := s[i:]
+		rl := l[i:]
+		for _, because := range []string{"because the registry is unavailable", "because the signature validation failed"} {
+			if j := strings.Index(rl, because); j >= 0 {
+				d := strings.TrimLeft(rest[j+len(because):], " :")
+				if isEmptyDetail(d) {
+					if strings.Contains(because, "signature") {
+						o.cause = "config.policy"
+					} else {
+						o.cause = "registry.unavailable"
+					}
+					return o
+				}
+				o.detail = d
+			}
+		}
+	}
+	if isEmptyDetail(o.detail) {
+		o.cause = "unknown.backoff"
+		o.kubelet = true
+	}
+	return o
+}
+
+// isEmptyDetail reports whether a detail carries nothing but kubelet
+// reason words (Error: ErrImagePull, ImagePullBackOff).
+func isEmptyDetail(d string) bool {
+	t := strings.TrimSpace(d)
+	for t != "" {
+		before := t
+		t = strings.TrimLeft(t, " :.\"'[]")
+		for _, w := range []string{"error", "errimagepull", "imagepullbackoff", "back-off pulling image", "warning", "failed"} {
+			if len(t) >= len(w) && strings.EqualFold(t[:len(w)], w) {
+				t = t[len(w):]
+			}
+		}
+		if t == before {
+			return false
+		}
+	}
+	return true
+}
+
+// afterQuoted returns what follows the quoted string that starts at or
+// after i, without the ": " separator.
+func afterQuoted(s string, i int) string {
+	rest := s[i:]
+	if strings.HasPrefix(rest, "\"") {
+		if j := strings.IndexByte(rest[1:], '"'); j >= 0 {
+			rest = rest[j+2:]
+		}
+	} else if j := strings.IndexByte(rest, ' '); j >= 0 {
+		rest = rest[j:]
+	} else {
+		rest = ""
+	}
+	rest = strings.TrimLeft(rest, " :")
+	return rest
+}
+
+// findImage returns the image reference the message names.
+func findImage(s string, t *txt) string {
+	l := t.l
+	if !t.h.any(psImageHint) {
+		return ""
+	}
+	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
+		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
+		"failed to inspect image ", "image "} {
+		if !t.has(pre) {
+			continue
+		}
+		if img, ok := quotedAfter(s, l, pre); ok && plausibleRef(img) {
+			return img
+		}
+	}
+	for _, pre := range []string{"failed to pull image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
+		if !t.has(pre) {
+			continue
+		}
+		if w, off := wordAfter(s, l, pre); w != "" && plausibleRef(w) {
+			w = strings.TrimSuffix(w, "...")
+			if pre == "manifest for " && !strings.HasPrefix(l[off+len(w):], " not found") {
+				continue
+			}
+			if pre == "reading manifest " {
+				// reading manifest <tag> in <repo>
+				i := strings.Index(l, pre)
+				rest := l[i+len(pre):]
+				if j := strings.Index(rest, " in "); j > 0 && !strings.Contains(rest[:j], " ") {
+					repo, _ := wordAfter(s[i+len(pre)+j:], rest[j:], " in ")
+					if repo != "" {
+						if strings.HasPrefix(w, "sha256:") {
+							return repo + "@" + w
+						}
+						return repo + ":" + w
+					}
+				}
+				continue
+			}
+			return w
+		}
+	}
+	return ""
+}
+
+// splitAggregate splits the kubelet's aggregate of several credentials'
+// errors, `[err1, err2]`, into its parts.
+func splitAggregate(d string) []string {
+	t := strings.TrimSpace(d)
+	if !strings.HasPrefix(t, "[") {
+		return []string{d}
+	}
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
+	var out []string
+	for {
+		i := indexFold(t, ", rpc error:")
+		if i < 0 {
+			break
+		}
+		out = append(out, t[:i])
+		t = t[i+2:]
+		if len(out) >= 16 {
+			break
+		}
+	}
+	out = append(out, t)
+	return out
+}
+
+// indexFold is strings.Index for an ASCII-lowercase needle, ignoring
+// ASCII case in s.
+func indexFold(s, lowerNeedle string) int {
+	return strings.Index(lowerASCII(s), lowerNeedle)
+}
+
+// part is the analysis of one runtime error chain.
+type part struct {
+	cause    string
+	role     verdict.Role
+	host     string
+	port     string
+	url      string
+	runtime  string
+	evidence string
+	status   int
+	anon     bool
+	hub      bool
+}
+
+// analyze finds the innermost cause, the failing host and its role in one
+// error chain.
+func analyze(s string, t *txt, image string) part {
+	l := t.l
+	p := part{runtime: detectRuntime(s, t)}
+	status := httpStatus(l)
+	p.status = status
+	urls := findURLs(s, l)
+	var inner *foundURL
+	for i := len(urls) - 1; i >= 0; i-- {
+		if !docHosts[hostOf(urls[i].u)] {
+			inner = &urls[i]
+			break
+		}
+	}
+	blobCtx := t.h.any(pc0)
+	authCtx := t.h.any(pc1)
+	p.anon = t.has("anonymous")
+
+	// Role and host from the innermost URL, else from context.
+	var u *url.URL
+	if inner != nil {
+		u = inner.u
+		p.url = redactURL(u)
+		p.host = hostOf(u)
+		p.port = u.Port()
+		if p.port == "" && strings.EqualFold(u.Scheme, "http") {
+			p.port = "80"
+		}
+		p.role = roleOfURL(u)
+	}
+	if p.role == verdict.RoleRegistry && authCtx && u != nil && !strings.Contains(u.Path, "/manifests/") && !isBlobPath(u.Path) &&
+		strings.Contains(l[inner.start:], "token") {
+		// A token request whose realm has an unusual path.
+		p.role = verdict.RoleAuth
+	}
+	if u == nil {
+		switch {
+		case blobCtx:
+			p.role = verdict.RoleBlob
+		case authCtx:
+			p.role = verdict.RoleAuth
+		case t.h.any(pc2):
+			p.role = verdict.RoleRegistry
+		}
+		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
+			if !t.has(pre) {
+				continue
+			}
+			if w, _ := wordAfter(s, l, pre); w != "" {
+				if h, port := hostToken(w); validHost(h) && !isIP(h) || h == "localhost" {
+					p.host, p.port = h, port
+					if p.role == verdict.RoleNone {
+						p.role = roleOfHost(h)
+					}
+					break
+				}
+			}
+		}
+	}
+	// The dial target names the address (and port) that failed.
+	var dialHost, dialPort string
+	if t.h.any(psDial) {
+		dialHost, dialPort = dialTarget(s, l)
+	}
+	if p.host == "" && dialHost != "" && (p.role == verdict.RoleBlob || image == "") {
+		p.host, p.port = dialHost, dialPort
+		if p.role == verdict.RoleNone {
+			p.role = roleOfHost(dialHost)
+		}
+	}
+	if p.port == "" && dialPort != "" && (dialHost == p.host || isIP(dialHost)) && p.host != "" {
+		p.port = dialPort
+	}
+
+	// A transfer can only be cut once a download runs: a HEAD on a blob
+	// URL downloads nothing.
+	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
+	p.cause = detectCause(t, status, p.role, downloading)
+
+	switch verdict.LayerOf(p.cause) {
+	case verdict.LayerDNS:
+		// The name that failed to resolve is the failing host.
+		if h := lookupHost(s, l); h != "" {
+			if h != p.host {
+				p.port = ""
+				if u != nil && p.role == verdict.RoleMirror {
+					p.role = verdict.RoleRegistry
+				}
+				if u == nil || !sameRegistry(h, hostOf(u)) {
+					p.role = roleOfHostCtx(h, p.role, image)
+				}
+			}
+			p.host = h
+		}
+	case verdict.LayerTLS:
+		// x509 names the host it verified: "..., not <host>", "wanted to
+		// match <host>", "validate certificate for <ip>".
+		if h := tlsHost(s, l); h != "" && (p.host == "" || u == nil) {
+			p.host, p.port = h, ""
+			if p.role == verdict.RoleNone || p.role == verdict.RoleRegistry {
+				p.role = roleOfHostCtx(h, p.role, image)
+			}
+		}
+	case verdict.LayerRoute:
+		if p.cause == "route.proxy" {
+			p.role = verdict.RoleNone
+			if h, port := proxyTarget(s, l); h != "" {
+				p.host, p.port = h, port
+			}
+		}
+	}
+	if p.role == verdict.RoleNone && p.host != "" && p.cause != "route.proxy" {
+		p.role = roleOfHost(p.host)
+	}
+	if verdict.LayerOf(p.cause) == verdict.LayerTransfer && p.role == verdict.RoleNone {
+		// A transfer failure is a layer download even when no URL says so.
+		p.role = verdict.RoleBlob
+	}
+	if p.host == "" && p.role == verdict.RoleNone && (image != "" && needsHost(p.cause) || p.cause == "authz.ip-denied") {
+		p.role = verdict.RoleRegistry
+	}
+	// A refusal on a storage host is a blob download the storage refused.
+	if p.role == verdict.RoleBlob && (strings.HasPrefix(p.cause, "auth.") || strings.HasPrefix(p.cause, "authz.") ||
+		p.cause == "manifest.unknown" || p.cause == "manifest.name-unknown") &&
+		(isBlobHost(p.host) || isStorageDenied(t) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
+		p.cause = "transfer.status"
+	}
+	if l := verdict.LayerOf(p.cause); l == verdict.LayerRuntime || l == verdict.LayerConfig {
+		// The node's own failure: no endpoint is to blame.
+		p.role, p.host, p.port = verdict.RoleNone, "", ""
+	}
+	p.hub = sameRegistry(p.host, "docker.io") || p.host == "auth.docker.io" || image != "" && sameRegistry(imageDomain(image), "docker.io")
+	p.evidence = evidenceOf(s, l)
+	return p
+}
+
+// roleOfHostCtx decides the role of a host named only by a DNS lookup.
+func roleOfHostCtx(h string, current verdict.Role, image string) verdict.Role {
+	r := roleOfHost(h)
+	if r != verdict.RoleRegistry {
+		return r
+	}
+	if image != "" && !sameRegistry(h, imageDomain(image)) && current == verdict.RoleBlob {
+		return verdict.RoleBlob
+	}
+	if current == verdict.RoleAuth || current == verdict.RoleBlob {
+		return current
+	}
+	return verdict.RoleRegistry
+}
+
+// lookupHost returns the name in the innermost "lookup <name>".
+func lookupHost(s, l string) string {
+	i := strings.LastIndex(l, "lookup ")
+	if i < 0 {
+		for _, pre := range []string{"could not resolve host: ", "could not resolve host ", "getaddrinfo enotfound ", "unknown host "} {
+			if w, _ := wordAfter(s, l, pre); w != "" {
+				if h, _ := hostToken(w); validHost(h) {
+					return h
+				}
+			}
+		}
+		return ""
+	}
+	w, _ := wordAfter(s[i:], l[i:], "lookup ")
+	h, _ := hostToken(w)
+	h = strings.TrimSuffix(h, ".")
+	if !validHost(h) && !validLabel(h) {
+		return ""
+	}
+	return h
+}
+
+// dialTarget returns the address in the innermost "dial tcp <addr>" or
+// "connect to <addr>", or "" when the dial had no address (DNS failed).
+func dialTarget(s, l string) (host, port string) {
+	for _, pre := range []string{"dial tcp4 ", "dial tcp6 ", "dial tcp ", "connecting to ", "connect to "} {
+		if pre != "dial tcp " && !strings.Contains(l, strings.TrimSpace(pre)) {
+			continue
+		}
+		i := strings.LastIndex(l, pre)
+		if i < 0 {
+			continue
+		}
+		w, _ := wordAfter(s[i:], l[i:], pre)
+		if strings.HasPrefix(w, "lookup") {
+			return "", ""
+		}
+		h, p := hostToken(w)
+		if validHost(h) {
+			return h, p
+		}
+	}
+	// read tcp <src>-><dst>: ...
+	if i := strings.LastIndex(l, "->"); i >= 0 && lastIndexAny(l, "read tcp", "write tcp") >= 0 {
+		w, _ := wordAfter(s[i:], l[i:], "->")
+		if h, p := hostToken(w); validHost(h) {
+			return h, p
+		}
+	}
+	return "", ""
+}
+
+// proxyTarget returns the proxy address of a proxyconnect error.
+func proxyTarget(s, l string) (host, port string) {
+	i := strings.Index(l, "proxyconnect tcp: ")
+	if i < 0 {
+		return "", ""
+	}
+	rest, restL := s[i:], l[i:]
+	if h := lookupHost(rest, restL); h != "" {
+		return h, ""
+	}
+	return dialTarget(rest, restL)
+}
+
+// detectCause applies the cause predicates in order: configuration and
+// node failures first (they stop a pull whatever the network does), then
+// the network path (proxy, TLS, DNS, route), then what the registry
+// answered, then bare deadlines.
+func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
+	l := t.l
+	lookupAt := strings.LastIndex(l, "lookup ")
+	switch {
+	case isNeverPull(t):
+		return "config.never-pull"
+	case isPolicy(t):
+		return "config.policy"
+	case isBadReference(t):
+		return "config.reference"
+	case isCredentialConfig(t):
+		return "config.credentials"
+	case isHostsConfig(t):
+		return "config.hosts-toml"
+	case isCAFile(t):
+		return "config.ca-file"
+	case isRuntimeSocket(t):
+		return "runtime.error"
+	case isDiskFull(t):
+		return "runtime.disk"
+	case isDigest(t):
+		return "transfer.digest"
+	case isSize(t):
+		return "transfer.size"
+	case isManifestInvalid(t) && t.h.any(pc3):
+		// An unusable manifest stops the unpack before any layer.
+		return "manifest.invalid"
+	case isUnpack(t):
+		return "runtime.unpack"
+	case isSnapshotter(t):
+		return "runtime.snapshotter"
+	case isRedirectLoop(t):
+		return "transfer.redirect"
+	case isProxy(t):
+		return "route.proxy"
+	case isTLSName(t):
+		return "tls.name"
+	case isTLSExpired(t):
+		return "tls.expired"
+	case isTLSUntrusted(t):
+		return "tls.untrusted"
+	case isPlainHTTP(t):
+		return "tls.plain-http"
+	case isTLSTimeout(t):
+		return "tls.timeout"
+	case isNoAddress(t):
+		return "dns.no-address"
+	case isNXDomain(t):
+		return "dns.nxdomain"
+	case isServfail(t):
+		return "dns.servfail"
+	case isDNSUnreachable(t, lookupAt):
+		return "dns.unreachable"
+	case isDNSTimeout(t, lookupAt):
+		return "dns.timeout"
+	case isDNSBusy(t, lookupAt):
+		return "dns.servfail"
+	case isRefused(t):
+		return "route.refused"
+	case isUnreachable(t) || t.has("connect: operation not permitted"):
+		return "route.unreachable"
+	case isIPDenied(t):
+		return "authz.ip-denied"
+	case isRateLimit(t, status):
+		return "registry.ratelimit"
+	case isConnectTimeout(t):
+		if blob && t.h.any(pc4) {
+			return "transfer.timeout"
+		}
+		return "route.timeout"
+	case isReadTimeout(t):
+		if blob {
+			return "transfer.timeout"
+		}
+		return "route.timeout"
+	case isTLSOther(t):
+		return "tls.handshake"
+	case isReset(t):
+		if blob || t.has("unexpected eof") {
+			return "transfer.reset"
+		}
+		return "route.reset"
+	case status >= 500 || t.h.any(pc5):
+		return "registry.unavailable"
+	case t.has("no basic auth credentials"):
+		// ECR's Basic challenge with no credential: containerd wraps it in
+		// "pull access denied", but the text says what is missing.
+		return "auth.no-credentials"
+	case isDeniedOrMissing(t):
+		return "authz.denied-or-missing"
+	case isPlatform(t):
+		return "manifest.platform"
+	case isManifestInvalid(t):
+		return "manifest.invalid"
+	case isBlobUnknown(t):
+		return "transfer.status"
+	case isStorageDenied(t) && (blob || role == verdict.RoleBlob):
+		return "transfer.status"
+	case isNameUnknown(t):
+		return "manifest.name-unknown"
+	case isManifestUnknown(t):
+		return "manifest.unknown"
+	}
+	if c := authCause(t, status, role); c != "" {
+		return c
+	}
+	switch {
+	case isTokenProblem(t):
+		return "auth.token"
+	case status == 404 || endsNotFound(t):
+		switch role {
+		case verdict.RoleAuth:
+			return "auth.token"
+		case verdict.RoleBlob:
+			return "transfer.status"
+		}
+		return "manifest.unknown"
+	case status >= 400 || t.h.any(pc6):
+		if role == verdict.RoleBlob {
+			return "transfer.status"
+		}
+		if role == verdict.RoleAuth {
+			return "auth.token"
+		}
+		return "registry.protocol"
+	case isFilesystem(t):
+		return "runtime.error"
+	case isReadTimeout(t) || t.has("cancel pulling image"):
+		return "transfer.timeout"
+	case isDeadline(t):
+		return "unknown.deadline"
+	case t.h.any(pc7):
+		return "unknown"
+	}
+	return ""
+}
+
+// authCause decides between the auth and authz causes from the status and
+// the registry's words.
+func authCause(t *txt, status int, role verdict.Role) string {
+	if t.h.any(pc8) {
+		return "auth.no-credentials"
+	}
+	expired := t.h.any(pc9)
+	switch {
+	case status == 401 || (status != 403 && isUnauthorized(t, status)):
+		switch {
+		case isBadCredentials(t):
+			return "auth.bad-credentials"
+		case isNoCredentials(t):
+			return "auth.no-credentials"
+		}
+		return "auth.no-credentials"
+	case status == 403 || isForbidden(t, status):
+		if expired {
+			return "auth.bad-credentials"
+		}
+		return "authz.denied"
+	case expired || t.h.any(pc10):
+		return "auth.bad-credentials"
+	}
+	return ""
+}
+
+// detectRuntime names the component whose error text the chain carries.
+func detectRuntime(s string, t *txt) string {
+	l := t.l
+	switch {
+	case t.has("skopeo"):
+		return "skopeo"
+	case t.has("podman") || t.has("trying to pull ") && !t.has("rpc error"):
+		return "podman"
+	case t.has("error response from daemon") || t.has("docker pull"):
+		return "docker"
+	case t.h.any(pc11):
+		if strings.HasPrefix(l, "error: ") && !t.has("rpc error") {
+			return "podman"
+		}
+		if t.has("level=fatal") {
+			return "skopeo"
+		}
+		return "cri-o"
+	case t.h.any(pc12):
+		return "containerd"
+	case t.h.any(pc13):
+		return "docker"
+	case isGGCR(s, l):
+		return "crane"
+	case t.h.any(pc14):
+		return "kubelet"
+	}
+	return ""
+}
+
+// isGGCR recognises go-containerregistry's transport errors:
+// `GET https://...: UNAUTHORIZED: ...` and its HEAD-without-body note.
+func isGGCR(s, l string) bool {
+	if strings.Contains(l, "crane") || strings.Contains(l, "head responses have no body") || strings.Contains(l, "ggcr") {
+		return true
+	}
+	for _, m := range []string{"GET https://", "HEAD https://", "POST https://", "GET http://", "HEAD http://"} {
+		i := strings.Index(s, m)
+		if i < 0 {
+			continue
+		}
+		rest := s[i+len(m):]
+		if j := strings.Index(rest, ": "); j >= 0 {
+			code := rest[j+2:]
+			k := 0
+			for k < len(code) && (code[k] >= 'A' && code[k] <= 'Z' || code[k] == '_') {
+				k++
+			}
+			if k >= 4 && k < len(code) && code[k] == ':' {
+				return true
+			}
+			if strings.HasPrefix(code, "unexpected status code") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// evidenceOf returns the innermost error: the chain without the kubelet,
+// gRPC and runtime wrappers, redacted and capped.
+func evidenceOf(s, l string) string {
+	t, tl := s, l
+	for n := 0; n < 24; n++ {
+		t2, tl2 := stripOneWrapper(t, tl)
+		if len(t2) == len(t) {
+			break
+		}
+		t, tl = t2, tl2
+	}
+	if t == "" {
+		t = s
+	}
+	return Redact(capText(strings.TrimSpace(t), 600))
+}
+
+var wrapperPrefixes = []string{
+	"rpc error: code = ", "failed to pull image ", "failed to pull and unpack image ", "failed to resolve reference ",
+	"failed to resolve image: ", "error response from daemon: ", "error: ", "errimagepull: ", "imagepullbackoff: ",
+	"back-off pulling image ", "initializing source ", "registryunavailable: ", "failed to do request: ",
+	"failed to authorize: ", "warning ", "failed ", "trying to pull ",
+}
+
+func stripOneWrapper(t, tl string) (string, string) {
+	trim := func(n int) (string, string) {
+		return strings.TrimLeft(t[n:], " :[]"), strings.TrimLeft(tl[n:], " :[]")
+	}
+	t, tl = strings.TrimLeft(t, " :["), strings.TrimLeft(tl, " :[")
+	for _, w := range wrapperPrefixes {
+		if !strings.HasPrefix(tl, w) {
+			continue
+		}
+		switch w {
+		case "rpc error: code = ":
+			if i := strings.Index(tl, " desc = "); i >= 0 {
+				return trim(i + len(" desc = "))
+			}
+		case "failed to pull image ", "failed to pull and unpack image ", "failed to resolve reference ", "back-off pulling image ":
+			rest := t[len(w):]
+			if strings.HasPrefix(rest, "\"") {
+				if j := strings.IndexByte(rest[1:], '"'); j >= 0 {
+					return trim(len(w) + j + 2)
+				}
+			}
+		case "initializing source ", "trying to pull ":
+			if i := strings.Index(tl, ": "); i >= 0 {
+				return trim(i + 2)
+			}
+		case "warning ", "failed ":
+			// An event row pasted whole: "Warning Failed 3m kubelet ..."
+			continue
+		default:
+			return trim(len(w))
+		}
+	}
+	return t, tl
+}
+
+// ambiguity lists the other readings of an honestly ambiguous message.
+func ambiguity(p part, l, image string) []string {
+	var out []string
+	switch {
+	case p.cause == "authz.denied-or-missing":
+		out = append(out,
+			"manifest.name-unknown: the repository or tag does not exist (a registry that hides private repositories answers the same way) — check the name, tag and platform with an identity that can read the repository",
+			"authz.denied: the repository exists but the pull identity may not read it, or the pull was anonymous — check which credential the node used (imagePullSecret or node identity) and its scope")
+	case strings.HasPrefix(p.cause, "auth.") && (p.anon || p.status == 401 && strings.Contains(l, "anonymous")):
+		out = append(out, "manifest.unknown: containerd (and AKS, which always tries an anonymous pull first) reports 401 for an anonymous attempt, so a wrong repository name, tag or platform can hide behind it — check the name and tag too")
+	case p.cause == "authz.denied" && p.role == verdict.RoleAuth && strings.Contains(p.host, "azurecr."):
+		out = append(out, "dns.private-zone: on ACR a 403 from the token service can mean the node reached the registry's public endpoint (private DNS zone not linked to the node's network) or the registry firewall refused the node's IP — resolve the registry name from the node")
+	case p.cause == "authz.denied" && p.hub:
+		out = append(out, "manifest.name-unknown: Docker Hub answers 'requested access to the resource is denied' for a repository that does not exist as well as for a private one — check the name")
+	case strings.HasPrefix(p.cause, "auth.") && strings.Contains(l, "access to the requested resource is not authorized"):
+		out = append(out, "manifest.name-unknown: Quay answers 401 for a repository that does not exist as well as for a private one — check the name")
+	case strings.HasPrefix(p.cause, "authz.") && strings.Contains(l, "or it may not exist"):
+		out = append(out, "manifest.name-unknown: the registry says the permission is denied 'or it may not exist' — check the repository path as well as the identity's role")
+	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
+		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
+	}
+	_ = image
+	return out
+}
+
+// tlsHost returns the host an x509 name error says it wanted.
+func tlsHost(s, l string) string {
+	for _, pre := range []string{"but wanted to match ", "validate certificate for ", "but none matched "} {
+		if w, _ := wordAfter(s, l, pre); w != "" {
+			if h, _ := hostToken(w); validHost(h) {
+				return h
+			}
+		}
+	}
+	if i := strings.Index(l, "certificate is valid for "); i >= 0 {
+		rest := l[i:]
+		if j := strings.LastIndex(rest, ", not "); j >= 0 {
+			w, _ := wordAfter(s[i+j:], rest[j:], ", not ")
+			if h, _ := hostToken(w); validHost(h) {
+				return h
+			}
+		}
+	}
+	return ""
+}
+
+// plausibleRef reports whether s can be an image reference: no spaces,
+// no placeholder brackets.
+func plausibleRef(s string) bool {
+	return s != "" && len(s) < 512 && !strings.ContainsAny(s, " <>{}\"'`")
+}
+
+// resolvedRef returns the reference containerd says it resolved, the
+// innermost one, when it differs from the kubelet's.
+func resolvedRef(s, l string) string {
+	if img, ok := quotedAfter(s, l, "failed to resolve reference "); ok && plausibleRef(img) {
+		return img
+	}
+	return ""
+}
+
+// Phrase sets of classify.go (registered at initialisation).
+var (
+	psImageHint = newSet("failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
+		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
+		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
+	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
+	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
+	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token")
+	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
+	pc4    = newSet("awaiting response headers", "while awaiting headers")
+	pc5    = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+	pc6    = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+	pc7    = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+	pc8    = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
+	pc9    = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+	pc10   = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
+	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+)
+
+// describeCache holds verdict.Describe per cause and role with a
+// placeholder endpoint; describe fills in the endpoint.
+var describeCache sync.Map
+
+const endpointMark = "\x00endpoint\x00"
+
+type describeKey struct {
+	cause string
+	role  verdict.Role
+}
+
+func describe(cause string, role verdict.Role, endpoint string) verdict.Description {
+	k := describeKey{cause, role}
+	v, ok := describeCache.Load(k)
+	if !ok {
+		v, _ = describeCache.LoadOrStore(k, verdict.Describe(cause, role, endpointMark))
+	}
+	d := v.(verdict.Description)
+	ep := endpoint
+	if ep == "" {
+		ep = "the endpoint"
+	}
+	out := verdict.Description{Summary: strings.ReplaceAll(d.Summary, endpointMark, ep), Next: make([]string, len(d.Next))}
+	for i, n := range d.Next {
+		out.Next[i] = strings.ReplaceAll(n, endpointMark, ep)
+	}
+	return out
+}
+
+// indexIf is strings.Index(t.l, p), skipped when the scan saw no p.
+func indexIf(t *txt, p string) int {
+	if !t.has(p) {
+		return -1
+	}
+	return strings.Index(t.l, p)
+}
+
+// Phrases looked up with has/indexIf, registered so that they are bit tests.
+var psLookups = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
+	"failed to apply default image tag", "invalidimagename", "with pull policy of never", "errimageneverpull",
+	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
+	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
+	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
+	"awaiting response headers", "while awaiting headers", "unexpected eof")

@@ -1,0 +1,155 @@
+package explain
+
+import (
+	"strings"
+)
+
+// Finding is one pull failure found in the input: the first message that
+// shows it, its verdict, and how often it occurred.
+type Finding struct {
+	Message Message `json:"message"`
+	Result  Result  `json:"result"`
+	// Count is the number of occurrences: the sum of the counts of every
+	// message grouped into this finding.
+	Count int `json:"count"`
+}
+
+// Explain parses input and classifies every message, in input order. It
+// keeps only pull failures, groups identical failures (same image, cause,
+// role and endpoint) into one finding with a count, and drops a detail-less
+// back-off ("Back-off pulling image", "Error: ImagePullBackOff") when the
+// input also holds the failure it stands for. A back-off with no detail
+// anywhere stays, with cause unknown.backoff saying where the detail is.
+// On a parse error it returns the findings from what could be read.
+func Explain(input []byte) ([]Finding, error) {
+	msgs, err := Parse(input)
+	return explainMessages(msgs), err
+}
+
+func explainMessages(msgs []Message) []Finding {
+	var findings []Finding
+	index := map[string]int{}
+	for _, m := range msgs {
+		if !pullRelated(m) {
+			continue
+		}
+		r := classify(m.Text, m.Image)
+		if !r.Failed() {
+			continue
+		}
+		if m.Image == "" {
+			m.Image = r.Image
+		}
+		if r.Image == "" {
+			r.Image = m.Image
+		}
+		n := m.Count
+		if n < 1 {
+			n = 1
+		}
+		v := r.Verdict
+		key := strings.Join([]string{r.Image, v.Cause, string(v.Role), v.Endpoint}, "\x00")
+		if i, ok := index[key]; ok {
+			findings[i].Count += n
+			if m.Last.After(findings[i].Message.Last) {
+				findings[i].Message.Last = m.Last
+			}
+			if !m.First.IsZero() && (findings[i].Message.First.IsZero() || m.First.Before(findings[i].Message.First)) {
+				findings[i].Message.First = m.First
+			}
+			continue
+		}
+		m.Text = Redact(m.Text)
+		index[key] = len(findings)
+		findings = append(findings, Finding{Message: m, Result: r, Count: n})
+	}
+	// Drop detail-less back-offs that a detailed failure explains.
+	out := findings[:0]
+	for _, f := range findings {
+		if f.Result.Verdict.Cause == "unknown.backoff" && explained(f, findings) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// explained reports whether a detailed failure in fs covers the
+// detail-less back-off b: the same image, or the same pod, or either side
+// names neither.
+func explained(b Finding, fs []Finding) bool {
+	for _, f := range fs {
+		if f.Result.Verdict.Cause == "unknown.backoff" {
+			continue
+		}
+		bi, fi := b.Result.Image, f.Result.Image
+		bo, fo := podOf(b.Message.Object), podOf(f.Message.Object)
+		switch {
+		case bi != "" && fi != "" && sameImage(bi, fi):
+			return true
+		case bo != "" && fo != "" && bo == fo && (bi == "" || fi == ""):
+			return true
+		case bi == "" && bo == "" || fi == "" && fo == "":
+			return true
+		}
+	}
+	return false
+}
+
+// podOf drops the container from an object name (pod/ns/name/container).
+func podOf(obj string) string {
+	parts := strings.Split(obj, "/")
+	if len(parts) > 3 {
+		parts = parts[:3]
+	}
+	return strings.Join(parts, "/")
+}
+
+// sameImage compares references loosely: docker.io/library/x:latest and x
+// are the same image.
+func sameImage(a, b string) bool {
+	return canonicalImage(a) == canonicalImage(b)
+}
+
+func canonicalImage(ref string) string {
+	ref = strings.TrimPrefix(strings.TrimSpace(ref), "docker://")
+	d := imageDomain(ref)
+	rest := ref
+	if i := strings.IndexByte(ref, '/'); i >= 0 && strings.ContainsAny(ref[:i], ".:") || strings.HasPrefix(ref, "localhost/") {
+		rest = ref[i+1:]
+	}
+	if d == "registry-1.docker.io" && !strings.Contains(rest, "/") {
+		rest = "library/" + rest
+	}
+	if !strings.Contains(rest, "@") {
+		slash := strings.LastIndexByte(rest, '/')
+		if !strings.Contains(rest[slash+1:], ":") {
+			rest += ":latest"
+		}
+	}
+	return d + "/" + rest
+}
+
+// pullRelated reports whether a message can be about an image pull, from
+// its reason. Events of other reasons (FailedMount, Unhealthy,
+// FailedScheduling, BackOff of a crashing container) are not.
+func pullRelated(m Message) bool {
+	switch m.Source {
+	case "waiting":
+		return isPullWaitingReason(m.Reason)
+	case "event", "describe":
+		switch m.Reason {
+		case "", "Failed", "BackOff", "ErrImageNeverPull", "InspectFailed", "ErrImagePull", "ImagePullBackOff",
+			"InvalidImageName", "Pulling", "Pulled", "FailedToPullImage", "FailedPullImage":
+		default:
+			return false
+		}
+		if m.Reason == "BackOff" && !strings.Contains(strings.ToLower(m.Text), "pulling image") {
+			return false
+		}
+	}
+	t := lowerASCII(m.Text)
+	return !containsAny(t, "liveness probe", "readiness probe", "startup probe", "mountvolume", "back-off restarting failed container",
+		"failedscheduling", "nodes are available", "failed to create pod sandbox", "error syncing pod") ||
+		containsAny(t, "pull", "image")
+}

@@ -1,0 +1,175 @@
+package explain
+
+import (
+	"strings"
+	"sync"
+)
+
+// The classifier asks a few hundred "does the text contain this phrase"
+// questions per message. Instead of one substring scan per phrase, every
+// phrase is registered once (newSet, at package initialisation) and an
+// Aho–Corasick automaton finds all of them in one linear pass over the
+// lowercased text; the predicates then test bits.
+
+var (
+	phraseList []string
+	phraseIDs  = map[string]int{}
+	automaton  *acMachine
+	buildOnce  sync.Once
+)
+
+// phraseSet is a set of registered phrases, as a bitset over phrase IDs.
+type phraseSet struct {
+	bits []uint64
+}
+
+// newSet registers phrases (lowercase) and returns their set. It must only
+// be called during package initialisation.
+func newSet(phrases ...string) *phraseSet {
+	s := &phraseSet{}
+	for _, p := range phrases {
+		id, ok := phraseIDs[p]
+		if !ok {
+			id = len(phraseList)
+			phraseIDs[p] = id
+			phraseList = append(phraseList, p)
+		}
+		for len(s.bits) <= id/64 {
+			s.bits = append(s.bits, 0)
+		}
+		s.bits[id/64] |= 1 << (id % 64)
+	}
+	return s
+}
+
+// hits is the set of registered phrases found in one text.
+type hits struct {
+	bits []uint64
+}
+
+// any reports whether the text contains any phrase of s.
+func (h hits) any(s *phraseSet) bool {
+	n := len(s.bits)
+	if len(h.bits) < n {
+		n = len(h.bits)
+	}
+	for i := 0; i < n; i++ {
+		if h.bits[i]&s.bits[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// scanPhrases finds every registered phrase in l (already lowercase).
+func scanPhrases(l string) hits {
+	buildOnce.Do(func() { automaton = buildAC(phraseList) })
+	return automaton.scan(l)
+}
+
+// acMachine is an Aho–Corasick automaton compiled to a dense DFA over a
+// compressed alphabet (the bytes that occur in phrases; every other byte
+// is class 0 and matches nothing).
+type acMachine struct {
+	class   [256]uint8
+	nclass  int
+	next    []int32 // state*nclass + class -> state
+	out     [][]int32
+	nwords  int
+	outAny  []bool
+	phrases int
+}
+
+func buildAC(phrases []string) *acMachine {
+	m := &acMachine{phrases: len(phrases)}
+	// Alphabet.
+	n := 1
+	for _, p := range phrases {
+		for i := 0; i < len(p); i++ {
+			if m.class[p[i]] == 0 {
+				m.class[p[i]] = uint8(n)
+				n++
+			}
+		}
+	}
+	m.nclass = n
+	// Trie.
+	type node struct {
+		child map[uint8]int32
+		fail  int32
+		out   []int32
+	}
+	nodes := []node{{child: map[uint8]int32{}}}
+	for id, p := range phrases {
+		s := int32(0)
+		for i := 0; i < len(p); i++ {
+			c := m.class[p[i]]
+			nx, ok := nodes[s].child[c]
+			if !ok {
+				nx = int32(len(nodes))
+				nodes = append(nodes, node{child: map[uint8]int32{}})
+				nodes[s].child[c] = nx
+			}
+			s = nx
+		}
+		nodes[s].out = append(nodes[s].out, int32(id))
+	}
+	// Failure links (BFS) and the dense transition table.
+	m.next = make([]int32, len(nodes)*n)
+	queue := make([]int32, 0, len(nodes))
+	for c := 1; c < n; c++ {
+		if nx, ok := nodes[0].child[uint8(c)]; ok {
+			nodes[nx].fail = 0
+			m.next[c] = nx
+			queue = append(queue, nx)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		f := nodes[s].fail
+		nodes[s].out = append(nodes[s].out, nodes[f].out...)
+		for c := 1; c < n; c++ {
+			if nx, ok := nodes[s].child[uint8(c)]; ok {
+				nodes[nx].fail = m.next[int(f)*n+c]
+				m.next[int(s)*n+c] = nx
+				queue = append(queue, nx)
+			} else {
+				m.next[int(s)*n+c] = m.next[int(f)*n+c]
+			}
+		}
+	}
+	m.out = make([][]int32, len(nodes))
+	for i := range nodes {
+		m.out[i] = nodes[i].out
+	}
+	return m
+}
+
+func (m *acMachine) scan(l string) hits {
+	h := hits{bits: make([]uint64, (m.phrases+63)/64)}
+	s := int32(0)
+	n := m.nclass
+	for i := 0; i < len(l); i++ {
+		c := m.class[l[i]]
+		if c == 0 {
+			s = 0
+			continue
+		}
+		s = m.next[int(s)*n+int(c)]
+		for _, id := range m.out[s] {
+			h.bits[id/64] |= 1 << (id % 64)
+		}
+	}
+	return h
+}
+
+// has reports whether t contains phrase p: a bit test when p is
+// registered, a substring search otherwise.
+func (t *txt) has(p string) bool {
+	if id, ok := phraseIDs[p]; ok {
+		buildOnce.Do(func() { automaton = buildAC(phraseList) })
+		return id/64 < len(t.h.bits) && t.h.bits[id/64]&(1<<(id%64)) != 0
+	}
+	return strings.Contains(t.l, p)
+}
