@@ -19,6 +19,8 @@ import (
 	"github.com/containerd/platforms"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/pullpath/pullpath/internal/explain"
 )
 
 // containerdPull pulls s.Image the way containerd's CRI plugin fetches it:
@@ -76,7 +78,8 @@ func containerdFetch(ctx context.Context, l *Lab, s Scenario, dial func(context.
 			return nil, fmt.Errorf("failed to copy: %w", err)
 		}
 		if int64(len(b)) != d.Size || digest.FromBytes(b) != d.Digest {
-			return nil, fmt.Errorf("failed to copy: %s: digest or size mismatch (got %d bytes)", d.Digest, len(b))
+			// containerd's content writer says this on Commit.
+			return nil, fmt.Errorf("failed to copy: unexpected commit digest %s, expected %s: failed precondition", digest.FromBytes(b), d.Digest)
 		}
 		return b, nil
 	}
@@ -146,6 +149,15 @@ func TestContainerdPulls(t *testing.T) {
 			if err == nil {
 				t.Fatalf("containerd pull of %s succeeded, want a %s failure", s.Image, s.Expect.Cause)
 			}
+			// explain must give containerd's own words the verdict the
+			// probe gives the scenario: the same layer and role.
+			res := explain.Classify(fmt.Sprintf("failed to pull and unpack image %q: %v", s.Image, err))
+			if res.Verdict.Layer != s.Expect.Layer {
+				t.Errorf("explain(containerd's error) layer = %q (%s), want %q", res.Verdict.Layer, res.Verdict.Cause, s.Expect.Layer)
+			}
+			if res.Verdict.Role != "" && res.Verdict.Role != s.Expect.Role {
+				t.Errorf("explain(containerd's error) role = %q, want %q", res.Verdict.Role, s.Expect.Role)
+			}
 			want := wantInContainerdError(s)
 			for _, w := range want {
 				if !strings.Contains(err.Error(), w) {
@@ -191,7 +203,7 @@ func wantInContainerdError(s Scenario) []string {
 	case "manifest.platform":
 		return []string{"no match for platform"}
 	case "transfer.digest":
-		return []string{"mismatch"}
+		return []string{"unexpected commit digest"}
 	case "registry.ratelimit":
 		return []string{"429"}
 	case "registry.unavailable":
