@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,11 +118,19 @@ func TestNetIsolatedAndRouted(t *testing.T) {
 	}
 }
 
-func TestContainerdPullsThroughLab(t *testing.T) {
-	n := newNet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// miniWorld is a Net with a small registry (registry.netlab.test on the
+// registry address, trusted through the node's trust store), a DNS server
+// for the zone on the DNS address and containerd in the node namespace.
+type miniWorld struct {
+	n    *netlab.Net
+	cd   *netlab.Containerd
+	cri  *cri.Client
+	host string
+}
 
+func startMiniWorld(t *testing.T, ctx context.Context, resolver string) *miniWorld {
+	t.Helper()
+	n := newNet(t)
 	const host = "registry.netlab.test"
 	ca, err := minireg.NewCA()
 	if err != nil {
@@ -136,7 +145,7 @@ func TestContainerdPullsThroughLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := minireg.Serve(ln, cert)
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	serveZone(t, n, n.Addrs.DNS.String(), map[string]string{host + ".": n.Addrs.Registry.String()})
 
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -145,46 +154,93 @@ func TestContainerdPullsThroughLab(t *testing.T) {
 	if _, err := minireg.PushRandom(ctx, host+"/team/app:1", 2, 1024, dial, ca.Pool()); err != nil {
 		t.Fatal(err)
 	}
-
 	root, err := n.RootFor(n.Node)
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, root, map[string]string{
-		"etc/resolv.conf":                   "nameserver " + n.Addrs.DNS.String() + "\n",
+		"etc/resolv.conf":                   "nameserver " + resolver + "\n",
 		"etc/hosts":                         "127.0.0.1 localhost\n",
 		"etc/ssl/certs/ca-certificates.crt": string(ca.PEM),
 		"etc/containerd/certs.d/.keep":      "",
 	})
-
 	cd, err := netlab.StartContainerd(ctx, n.Node, filepath.Join(n.Dir, "containerd-node"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cd.Stop()
-
+	t.Cleanup(cd.Stop)
 	c, err := cri.Dial(ctx, cd.Socket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	ref, err := c.Pull(ctx, host+"/team/app:1", nil)
+	t.Cleanup(func() { c.Close() })
+	return &miniWorld{n: n, cd: cd, cri: c, host: host}
+}
+
+func TestContainerdPullsThroughLab(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	w := startMiniWorld(t, ctx, netlab.DefaultAddrs.DNS.String())
+	ref, err := w.cri.Pull(ctx, w.host+"/team/app:1", nil)
 	if err != nil {
-		t.Fatalf("Pull: %v\ncontainerd log:\n%s", err, readTail(cd.Log))
+		t.Fatalf("Pull: %v\ncontainerd log:\n%s", err, readTail(w.cd.Log))
 	}
-	img, err := c.ImageStatus(ctx, ref)
+	img, err := w.cri.ImageStatus(ctx, ref)
 	if err != nil || img == nil {
 		t.Fatalf("ImageStatus(%s) = %v, %v; want the pulled image", ref, img, err)
 	}
+}
 
-	// A name the zone does not know fails in DNS, through the lab resolver.
-	_, err = c.Pull(ctx, "missing.netlab.test/team/app:1", nil)
-	var pe *cri.PullError
-	if !errors.As(err, &pe) {
-		t.Fatalf("Pull(missing) = %v, want *cri.PullError", err)
+// TestNetworkFaults checks that each fault of the harness shows up in
+// containerd's own error the way the same fault shows on a node.
+func TestNetworkFaults(t *testing.T) {
+	a := netlab.DefaultAddrs
+	tests := []struct {
+		name     string
+		resolver netip.Addr
+		image    string
+		faults   []netlab.Fault
+		want     string // a piece of containerd's error text
+	}{
+		{"no route", a.DNS, "registry.netlab.test/team/app:1",
+			[]netlab.Fault{netlab.NoRoute(netlab.RegistrySubnet)},
+			"dial tcp 198.18.10.10:443: connect: network is unreachable"},
+		{"host unreachable", a.DNS, "registry.netlab.test/team/app:1",
+			[]netlab.Fault{netlab.Unreachable(a.Registry)},
+			"dial tcp 198.18.10.10:443: connect: no route to host"},
+		{"no return route", a.DNS, "registry.netlab.test/team/app:1",
+			[]netlab.Fault{netlab.NoReturnRoute(a.Registry, netlab.NodeSubnet)},
+			"dial tcp 198.18.10.10:443: i/o timeout"},
+		{"silent drop", a.DNS, "registry.netlab.test/team/app:1",
+			[]netlab.Fault{netlab.Drop(a.Registry)},
+			"dial tcp 198.18.10.10:443: i/o timeout"},
+		{"nxdomain", a.DNS, "missing.netlab.test/team/app:1", nil,
+			"dial tcp: lookup missing.netlab.test on 198.18.20.53:53: no such host"},
+		{"resolver refused", a.DeadDNS, "registry.netlab.test/team/app:1", nil,
+			"lookup registry.netlab.test on 198.18.20.55:53"},
+		{"resolver dropped", a.DNS, "registry.netlab.test/team/app:1",
+			[]netlab.Fault{netlab.Drop(a.DNS)},
+			"lookup registry.netlab.test on 198.18.20.53:53"},
 	}
-	want := "lookup missing.netlab.test on " + n.Addrs.DNS.String() + ":53: no such host"
-	if !strings.Contains(pe.Text, want) {
-		t.Errorf("Pull(missing) text = %q, want it to contain %q", pe.Text, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			w := startMiniWorld(t, ctx, tt.resolver.String())
+			if err := w.n.Apply(ctx, tt.faults...); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err := w.cri.Pull(ctx, tt.image, nil)
+			var pe *cri.PullError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Pull(%s) = %v, want a *cri.PullError", tt.image, err)
+			}
+			t.Logf("after %v: %s", time.Since(start).Round(time.Millisecond), pe.Text)
+			if !strings.Contains(pe.Text, tt.want) {
+				t.Errorf("Pull(%s) error = %q, want it to contain %q", tt.image, pe.Text, tt.want)
+			}
+		})
 	}
 }
