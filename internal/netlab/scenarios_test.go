@@ -14,6 +14,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,8 @@ type row struct {
 	// platform: when the runtime's own platform is in the image, its pull
 	// succeeds and only the probe (told the lab node's platform) can fail.
 	runtimePlatformOK bool
+	// slow marks a row that waits on containerd's 30 s dial timeout.
+	slow bool
 }
 
 func fail(cause, role string) *expect {
@@ -81,13 +84,13 @@ var rows = []row{
 		faults:     faults(func(netlab.Addrs) netlab.Fault { return netlab.NoRoute(netlab.RegistrySubnet) }),
 		want:       fail("route.unreachable", "registry"),
 		containerd: headReg + `.*dial tcp 198\.18\.10\.10:443: connect: network is unreachable$`},
-	{name: "no-return-route", scenario: "healthy",
+	{name: "no-return-route", slow: true, scenario: "healthy",
 		faults: faults(func(a netlab.Addrs) netlab.Fault {
 			return netlab.NoReturnRoute(a.Registry, netlab.NodeSubnet)
 		}),
 		want:       fail("route.timeout", "registry"),
 		containerd: headReg + `.*dial tcp 198\.18\.10\.10:443: i/o timeout$`},
-	{name: "silent-drop", scenario: "healthy",
+	{name: "silent-drop", slow: true, scenario: "healthy",
 		faults:     faults(func(a netlab.Addrs) netlab.Fault { return netlab.Drop(a.Registry) }),
 		want:       fail("route.timeout", "registry"),
 		containerd: headReg + `.*dial tcp 198\.18\.10\.10:443: i/o timeout$`},
@@ -128,7 +131,7 @@ var rows = []row{
 		containerd: `no match for platform in manifest`, runtimePlatformOK: true},
 	{name: "auth-host-down", scenario: "auth-host-down",
 		containerd: `failed to fetch (oauth|anonymous) token: Post "https://authdown\.lab\.test/token": dial tcp 198\.18\.10\.14:443: connect: connection refused$`},
-	{name: "auth-host-dropped", scenario: "healthy",
+	{name: "auth-host-dropped", slow: true, scenario: "healthy",
 		faults:     faults(func(a netlab.Addrs) netlab.Fault { return netlab.Drop(a.Auth) }),
 		want:       fail("route.timeout", "auth"),
 		containerd: `failed to fetch anonymous token: Get "https://auth\.lab\.test/token\?.*dial tcp 198\.18\.10\.11:443: i/o timeout$`},
@@ -136,7 +139,7 @@ var rows = []row{
 		containerd: `Get "https://nxblob\.lab\.test/.*lookup nxblob\.lab\.test on 198\.18\.20\.53:53: no such host$`},
 	{name: "blob-refused", scenario: "blob-refused",
 		containerd: `Get "https://deadblob\.lab\.test/.*dial tcp 198\.18\.10\.14:443: connect: connection refused$`},
-	{name: "blob-dropped", scenario: "healthy",
+	{name: "blob-dropped", slow: true, scenario: "healthy",
 		faults:     faults(func(a netlab.Addrs) netlab.Fault { return netlab.Drop(a.Blob) }),
 		want:       fail("route.timeout", "blob"),
 		containerd: `Get "https://blob\.lab\.test/.*dial tcp 198\.18\.10\.12:443: i/o timeout$`},
@@ -147,6 +150,8 @@ var rows = []row{
 	{name: "server-error", scenario: "server-error",
 		containerd: `503 Service Unavailable`},
 	{name: "mirror-fallback", scenario: "mirror-fallback"},
+	{name: "mirror-dropped", slow: true, scenario: "mirror-fallback",
+		faults: faults(func(a netlab.Addrs) netlab.Fault { return netlab.Drop(a.Dead) })},
 	{name: "hosts-entry", scenario: "hosts-entry"},
 	{name: "hosts-entry-node2", scenario: "hosts-entry", node2Root: "healthy",
 		want:       fail("dns.nxdomain", "registry"),
@@ -184,12 +189,32 @@ func TestScenarios(t *testing.T) {
 	t.Cleanup(func() { report(t) })
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("tier took %v", time.Since(start).Round(time.Second)) })
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			t.Parallel()
-			runRow(t, r, bin)
-		})
+	// Rows run concurrently, independent of -parallel: most of a row's time
+	// is spent waiting on containerd's 30 s dial timeout, not on the CPU.
+	sem := make(chan struct{}, rowParallelism())
+	var wg sync.WaitGroup
+	// The rows that wait on timeouts start first.
+	order := slices.Clone(rows)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].slow && !order[j].slow })
+	for _, r := range order {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t.Run(r.name, func(t *testing.T) { runRow(t, r, bin) })
+		}()
 	}
+	wg.Wait()
+}
+
+// rowParallelism is how many rows run at once: PULLPATH_NETLAB_PARALLEL, or
+// 8 (each row is one lab process and one containerd).
+func rowParallelism() int {
+	if n, err := strconv.Atoi(os.Getenv("PULLPATH_NETLAB_PARALLEL")); err == nil && n > 0 {
+		return n
+	}
+	return 8
 }
 
 func runRow(t *testing.T, r row, bin string) {
