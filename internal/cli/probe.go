@@ -1,21 +1,178 @@
 package cli
 
 import (
-	"errors"
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/registry"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
-// NewCmdProbe is a placeholder until the probe command lands.
-func NewCmdProbe(streams Streams) *cobra.Command {
-	return &cobra.Command{Use: "probe IMAGE", Hidden: true, RunE: func(*cobra.Command, []string) error {
-		return &ExitError{Code: ExitInternal, Err: errors.New("probe is not built yet")}
-	}}
+type probeOptions struct {
+	streams       Streams
+	opts          probe.Options
+	output        string
+	noColor       bool
+	username      string
+	passwordStdin bool
+	progress      bool
 }
 
-// NewCmdDemo is a placeholder until the demo command lands.
-func NewCmdDemo(streams Streams) *cobra.Command {
-	return &cobra.Command{Use: "demo", Hidden: true, RunE: func(*cobra.Command, []string) error {
-		return &ExitError{Code: ExitInternal, Err: errors.New("demo is not built yet")}
-	}}
+// NewCmdProbe builds `pullpath probe IMAGE`.
+func NewCmdProbe(streams Streams) *cobra.Command {
+	o := &probeOptions{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "probe IMAGE",
+		Short: "Walk the whole pull path of IMAGE from here, as the node's runtime would",
+		Long: `probe performs the pull the way containerd does, from the network namespace it
+runs in and with the node's files read under --root: resolv.conf and hosts,
+containerd's certs.d/hosts.toml (mirrors, ca, skip_verify), the node trust
+store. It resolves, connects, handshakes and speaks the registry protocol for
+every host as it is discovered (registry, mirrors, token realm, blob hosts),
+downloads and verifies every blob, and names the first step that fails.
+
+Run it on the node (hostNetwork, --root /host) — a pod with cluster DNS proves
+nothing about the pull.`,
+		Example: `  pullpath probe myreg.azurecr.io/team/app:1.2
+  pullpath probe --root /host -o json registry.example/app@sha256:...
+  echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.opts.Root, "root", "/", "read the node's files (etc/resolv.conf, etc/hosts, etc/containerd/certs.d, CA bundle) under this directory")
+	f.StringVar(&o.opts.HostsDir, "hosts-dir", "", "containerd registry host config directory (default <root>/etc/containerd/certs.d)")
+	f.StringVar(&o.opts.Platform, "platform", "", "the node's platform os/arch[/variant] (default: this machine's)")
+	f.StringVar(&o.username, "username", "", "registry user name (the password comes from --password-stdin)")
+	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the registry password or token from stdin")
+	f.StringVar(&o.opts.DockerConfig, "docker-config", "", "take credentials from this docker config.json")
+	f.StringVar(&o.opts.PullSecret, "pull-secret", "", "take credentials from this Kubernetes Secret (dockerconfigjson, JSON or YAML)")
+	f.StringVar(&o.opts.Blobs, "blobs", probe.BlobsFull, "blob check: full (download and verify every blob), head, none")
+	f.IntVar(&o.opts.Jobs, "jobs", 4, "parallel blob downloads")
+	f.DurationVar(&o.opts.Timeout, "timeout", 5*time.Second, "deadline of each step (DNS query, connect, TLS handshake, response headers, download stall)")
+	f.DurationVar(&o.opts.Deadline, "deadline", 10*time.Minute, "deadline of the whole probe")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
+	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
+	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
+	_ = f.MarkHidden("dns-port")
+	return cmd
+}
+
+func (o *probeOptions) run(ctx context.Context, image string) error {
+	if err := report.CheckFormat(o.output); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if o.passwordStdin {
+		if o.username == "" {
+			return usageErrorf("--password-stdin needs --username")
+		}
+		pw, err := readSecret(o.streams.In)
+		if err != nil {
+			return usageErrorf("reading the password from stdin: %v", err)
+		}
+		o.opts.Creds = &registry.Credentials{Username: o.username, Password: pw, Source: "--password-stdin"}
+	} else if o.username != "" {
+		return usageErrorf("--username needs --password-stdin (passwords never go on the command line)")
+	}
+	stop := o.startProgress()
+	rep, err := probe.Run(ctx, image, o.opts)
+	stop()
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if o.output == "json" {
+		err = report.JSON(o.streams.Out, rep)
+	} else {
+		err = report.ProbeText(o.streams.Out, rep, report.Style{Color: !o.noColor && isTerminal(o.streams.Out)})
+	}
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	if !rep.Verdict.OK {
+		return exitCode(ExitFailure)
+	}
+	return nil
+}
+
+// readSecret reads one line (or the whole input, up to 64 KiB) without its
+// trailing newline.
+func readSecret(r io.Reader) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimRight(string(data), "\r\n")
+	if s == "" {
+		return "", fmt.Errorf("stdin is empty")
+	}
+	return s, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// startProgress draws a progress bar on stderr while blobs download, when
+// stderr is a terminal. It returns the function that stops and clears it.
+func (o *probeOptions) startProgress() func() {
+	if !o.progress || !isTerminal(o.streams.Err) {
+		return func() {}
+	}
+	var mu sync.Mutex
+	var done, total int64
+	o.opts.Progress = func(d, t int64) {
+		mu.Lock()
+		done, total = d, t
+		mu.Unlock()
+	}
+	w := bufio.NewWriter(o.streams.Err)
+	tick := time.NewTicker(100 * time.Millisecond)
+	quit := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-quit:
+				fmt.Fprint(w, "\r\x1b[K")
+				w.Flush()
+				return
+			case <-tick.C:
+				mu.Lock()
+				d, t := done, total
+				mu.Unlock()
+				if t == 0 {
+					continue
+				}
+				const width = 30
+				n := int(float64(width) * float64(d) / float64(t))
+				if n > width {
+					n = width
+				}
+				rate := float64(d) / time.Since(start).Seconds() / (1 << 20)
+				fmt.Fprintf(w, "\r\x1b[Kblobs [%s%s] %s / %s  %.1f MiB/s", strings.Repeat("=", n), strings.Repeat(" ", width-n), probe.HumanBytes(d), probe.HumanBytes(t), rate)
+				w.Flush()
+			}
+		}
+	}()
+	return func() {
+		tick.Stop()
+		close(quit)
+		<-finished
+	}
 }

@@ -81,6 +81,7 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 		NewCmdExplain(streams),
 		NewCmdDiagnose(streams),
 		NewCmdDemo(streams),
+		NewCmdLab(streams),
 		newCmdVersion(streams),
 	)
 	return root

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pullpath/pullpath/internal/demo"
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/report"
+)
+
+type demoOptions struct {
+	streams Streams
+	output  string
+	noColor bool
+	only    []string
+	timeout time.Duration
+	verbose bool
+}
+
+// NewCmdDemo builds `pullpath demo`: start the embedded lab, probe every
+// scenario, print scenario → verdict, exit 0 only if every verdict is the
+// expected one.
+func NewCmdDemo(streams Streams) *cobra.Command {
+	o := &demoOptions{streams: streams}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Probe every fault of the embedded lab and show each verdict",
+		Long: `demo starts the embedded lab on loopback — a real registry (distribution v3)
+with TLS, token auth on its own host and a separate redirecting blob host, and
+a DNS server — and probes one scenario per fault: NXDOMAIN, resolver down,
+private zone, refused, untrusted/wrong-name/expired certificates, 401, 403,
+unknown tag, missing platform, unreachable or corrupt blob host, 429, 5xx,
+mirror fallback, hosts-file entry. It exits 0 only if every verdict is the
+expected one. Nothing leaves this machine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
+	f.StringSliceVar(&o.only, "scenario", nil, "run only these scenarios")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Second, "deadline of each probe step")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each scenario's full probe report")
+	return cmd
+}
+
+func (o *demoOptions) run(ctx context.Context) error {
+	if err := report.CheckFormat(o.output); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	start := time.Now()
+	l, err := lab.Start(ctx, lab.Options{})
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("starting the lab: %w", err)}
+	}
+	defer l.Close()
+	labStart := time.Since(start)
+	results := demo.Run(ctx, l, demo.Options{Timeout: o.timeout, Only: o.only})
+	if len(results) == 0 {
+		return usageErrorf("no scenario matches %v", o.only)
+	}
+	pass := true
+	for _, r := range results {
+		pass = pass && r.Pass
+	}
+	if o.output == "json" {
+		err = report.JSON(o.streams.Out, results)
+	} else {
+		err = o.text(o.streams.Out, results, labStart)
+	}
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	if !pass {
+		return exitCode(ExitFailure)
+	}
+	return nil
+}
+
+func (o *demoOptions) text(w io.Writer, results []demo.Result, labStart time.Duration) error {
+	s := report.Style{Color: !o.noColor && isTerminal(w)}
+	fmt.Fprintf(w, "%s lab started in %s (registry, token host, blob host, DNS on loopback)\n\n", s.Bold("pullpath demo:"), labStart.Round(time.Millisecond))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tLAYER\tCAUSE\tROLE\tOWNER\tENDPOINT\tTIME\tCHECK")
+	passed := 0
+	for _, r := range results {
+		v := r.Verdict
+		layer, cause := string(v.Layer), v.Cause
+		if v.OK {
+			layer, cause = "none", "ok"
+			if len(r.Warnings) > 0 {
+				cause = "ok, warns " + strings.Join(r.Warnings, ",")
+			}
+		}
+		check := s.Green("✔ as expected")
+		if r.Pass {
+			passed++
+		} else {
+			check = s.Red("✘ " + strings.Join(r.Mismatches, "; "))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Scenario, layer, cause, dash(string(v.Role)), dash(string(v.Owner)), dash(v.Endpoint), r.Milliseconds, check)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if o.verbose {
+		for _, r := range results {
+			if r.Report != nil {
+				fmt.Fprintf(w, "\n=== %s: %s\n", r.Scenario, r.Description)
+				if err := report.ProbeText(w, r.Report, s); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%d/%d scenarios gave the expected verdict.\n", passed, len(results))
+	if passed == len(results) {
+		fmt.Fprintln(w, "Try one yourself: pullpath demo -v --scenario blob-refused   (the full trace of one fault)")
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

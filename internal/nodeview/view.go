@@ -1,0 +1,157 @@
+package nodeview
+
+import (
+	"bytes"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"path/filepath"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// DefaultHostsDirs is containerd's CRI default config_path when the CRI
+// configuration sets no registry options: its own certs.d, then Docker's.
+// Many distributions (AKS among them) set config_path to the first only; a
+// node with both directories and such a setting is read as containerd's
+// default would read it.
+var DefaultHostsDirs = []string{"/etc/containerd/certs.d", "/etc/docker/certs.d"}
+
+// View is what the node's runtime sees, read from a root directory.
+type View struct {
+	// Root is the directory read as the node's /.
+	Root string
+	// Resolv is /etc/resolv.conf (defaults when the file is missing).
+	Resolv ResolvConf
+	// Hosts are the entries of /etc/hosts.
+	Hosts []HostsEntry
+	// HostsDir is the first containerd registry configuration directory
+	// (a node path such as /etc/containerd/certs.d); HostsDirs lists all of
+	// them in lookup order, like containerd's colon-separated config_path.
+	HostsDir  string
+	HostsDirs []string
+	// Roots is the node trust store, loaded from under Root the way Go's
+	// crypto/x509 loads the system pool on Linux (never this machine's pool
+	// unless Root is "/"). RootsFiles are the node paths that contributed.
+	Roots      *x509.CertPool
+	RootsFiles []string
+	// Problems are configuration problems found while loading that did
+	// not stop it (ignored hosts lines, unreadable trust files, a missing
+	// trust store).
+	Problems []*verdict.Error
+	// Warnings are facts that work today but mislead (a missing
+	// resolv.conf, resolver notes).
+	Warnings []verdict.Warning
+}
+
+type options struct {
+	hostsDirs []string
+}
+
+// Option configures Load.
+type Option func(*options)
+
+// WithHostsDir sets containerd's registry configuration directory, as the
+// CRI plugin's config_path: a node path under the root, or several joined
+// with ":" (tried in order per host, first directory found wins). The
+// default is "/etc/containerd/certs.d:/etc/docker/certs.d", containerd's
+// own default.
+func WithHostsDir(dir string) Option {
+	return func(o *options) {
+		o.hostsDirs = nil
+		for _, d := range filepath.SplitList(dir) {
+			if d != "" {
+				o.hostsDirs = append(o.hostsDirs, d)
+			}
+		}
+	}
+}
+
+// Load reads the node's view from root ("" means "/"). It always returns a
+// usable *View holding everything that could be read. The error, when
+// non-nil, is a *verdict.Error of layer config naming the file: a
+// resolv.conf, hosts file or trust bundle that exists but cannot be read or
+// is unusable (config.resolv-conf, config.hosts-file, config.ca-file). A
+// missing resolv.conf is not an error: the resolver then asks 127.0.0.1
+// and ::1 (glibc's and Go's default), recorded as a warning.
+func Load(root string, opts ...Option) (*View, error) {
+	o := options{hostsDirs: DefaultHostsDirs}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if root == "" {
+		root = "/"
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs // containerd is handed absolute paths only
+	}
+	v := &View{Root: root, HostsDirs: append([]string(nil), o.hostsDirs...)}
+	if len(v.HostsDirs) > 0 {
+		v.HostsDir = v.HostsDirs[0]
+	}
+	var fatal []*verdict.Error
+
+	// resolv.conf
+	data, hp, err := readInRoot(root, "/etc/resolv.conf")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		v.Resolv = DefaultResolvConf()
+		v.Warnings = append(v.Warnings, verdict.Warning{Code: "dns.no-resolv-conf",
+			Message: fmt.Sprintf("%s does not exist: the node's resolver asks 127.0.0.1 and ::1", hp)})
+	case err != nil:
+		v.Resolv = DefaultResolvConf()
+		fatal = append(fatal, verdict.Wrap("config.resolv-conf", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
+	default:
+		rc, perr := ParseResolvConf(bytes.NewReader(data))
+		rc.Path = hp
+		v.Resolv = rc
+		if perr != nil {
+			fatal = append(fatal, verdict.Wrap("config.resolv-conf", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
+		} else if rc.Defaulted && rc.NameserverLines > 0 {
+			fatal = append(fatal, verdict.Errorf("config.resolv-conf", verdict.RoleNone, "", "%s names no usable nameserver: %s", hp, strings.Join(rc.Notes, "; ")))
+		}
+		for _, n := range rc.Notes {
+			v.Warnings = append(v.Warnings, verdict.Warning{Code: "dns.resolv-conf", Message: hp + ": " + n})
+		}
+	}
+
+	// hosts
+	data, hp, err = readInRoot(root, "/etc/hosts")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		fatal = append(fatal, verdict.Wrap("config.hosts-file", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
+	default:
+		entries, perr := ParseHosts(bytes.NewReader(data))
+		v.Hosts = entries
+		if perr != nil {
+			v.Problems = append(v.Problems, verdict.Wrap("config.hosts-file", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
+		}
+	}
+
+	// trust store
+	ts := loadTrust(root)
+	v.Roots, v.RootsFiles = ts.pool, ts.files
+	v.Problems = append(v.Problems, ts.problems...)
+	if ts.fatal != nil {
+		fatal = append(fatal, ts.fatal)
+	}
+
+	v.Problems = append(v.Problems, fatal...)
+	if len(fatal) > 0 {
+		return v, fatal[0]
+	}
+	return v, nil
+}
+
+// LookupHosts returns the addresses /etc/hosts gives name: case-insensitive,
+// a trailing dot ignored, every matching line in file order.
+func (v *View) LookupHosts(name string) []netip.Addr {
+	if v == nil {
+		return nil
+	}
+	return lookupHosts(v.Hosts, name)
+}

@@ -1,0 +1,458 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/distribution/reference"
+
+	"github.com/pullpath/pullpath/internal/netpath"
+	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/registry"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Blob modes.
+const (
+	BlobsFull = "full" // GET every blob and verify its digest (R9's fresh full pull)
+	BlobsHead = "head" // HEAD every blob
+	BlobsNone = "none" // stop after the manifest
+)
+
+// Options configure a probe. The zero value probes from / with defaults.
+type Options struct {
+	Root         string // node root; default "/"
+	HostsDir     string // containerd certs.d; default <root>/etc/containerd/certs.d
+	Platform     string // os/arch[/variant]; default the running platform
+	Creds        *registry.Credentials
+	DockerConfig string // docker config.json to take credentials from
+	PullSecret   string // Kubernetes Secret (dockerconfigjson) to take credentials from
+	Blobs        string // full | head | none; default full
+	Jobs         int    // parallel blob downloads; default 4
+	Timeout      time.Duration
+	Deadline     time.Duration // whole run; default 10m
+	DNSPort      int           // nameserver port; default 53
+	// Progress is told the bytes done and the total expected, as they arrive.
+	Progress func(done, total int64)
+}
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.Platform == "" {
+		o.Platform = runtime.GOOS + "/" + runtime.GOARCH
+	}
+	if o.Blobs == "" {
+		o.Blobs = BlobsFull
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 4
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.Deadline <= 0 {
+		o.Deadline = 10 * time.Minute
+	}
+}
+
+// Run probes the pull path of image and always returns a report; its
+// verdict says where the path breaks. It returns an error only for options
+// that make no sense (e.g. an unknown blob mode).
+func Run(ctx context.Context, image string, o Options) (*Report, error) {
+	o.defaults()
+	switch o.Blobs {
+	case BlobsFull, BlobsHead, BlobsNone:
+	default:
+		return nil, fmt.Errorf("unknown blob mode %q (want full, head or none)", o.Blobs)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+	p := &prober{o: o, rep: &Report{Image: image, Root: o.Root, Platform: o.Platform, Started: time.Now().UTC(),
+		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
+	err := p.run(ctx, image)
+	p.finish(err)
+	return p.rep, nil
+}
+
+type prober struct {
+	o       Options
+	rep     *Report
+	tr      *tracer
+	skipped []string
+}
+
+func (p *prober) finish(err error) {
+	r := p.rep
+	if p.tr != nil {
+		r.Endpoints = p.tr.endpoints()
+		r.Warnings = append(r.Warnings, p.tr.warnings...)
+	}
+	r.Millis = time.Since(r.Started).Milliseconds()
+	if err == nil {
+		var bytes int64
+		hosts := map[string]bool{}
+		for _, b := range r.Blobs {
+			bytes += b.Bytes
+			if b.Host != "" {
+				hosts[b.Host] = true
+			}
+		}
+		s := fmt.Sprintf("The pull path works: manifest from %s", r.ServedBy)
+		switch p.o.Blobs {
+		case BlobsFull:
+			s += fmt.Sprintf(", %d blobs (%s) downloaded and verified from %s", len(r.Blobs), HumanBytes(bytes), strings.Join(sortedKeys(hosts), ", "))
+		case BlobsHead:
+			s += fmt.Sprintf(", %d blobs checked with HEAD (not downloaded)", len(r.Blobs))
+		default:
+			s += "; blobs not checked (--blobs none)"
+		}
+		r.Verdict = verdict.OKVerdict(s + ".")
+		if len(r.Warnings) > 0 {
+			r.Verdict.Next = append(r.Verdict.Next, fmt.Sprintf("Works today, but read the %d warning(s): they will break or mislead later.", len(r.Warnings)))
+		}
+		return
+	}
+	ve, ok := verdict.AsError(err)
+	if !ok {
+		ve = verdict.Wrap("unknown", verdict.RoleNone, "", err)
+	}
+	v := verdict.FromError(ve)
+	if v.Layer == verdict.LayerAuth || v.Layer == verdict.LayerAuthz {
+		id := "anonymous"
+		if r.Identity != "" {
+			id = r.Identity
+		}
+		v.Next = append(v.Next, fmt.Sprintf("Identity used: %s; scope requested: repository:%s:pull.", id, repoOf(r.Reference)))
+	}
+	if len(p.skipped) > 0 {
+		v.Next = append(v.Next, "Not reached: "+strings.Join(p.skipped, "; ")+".")
+	}
+	r.Verdict = v
+}
+
+func repoOf(ref string) string {
+	if n, err := reference.ParseNormalizedNamed(ref); err == nil {
+		return reference.Path(n)
+	}
+	return ref
+}
+
+func (p *prober) run(ctx context.Context, image string) error {
+	r := p.rep
+	// 0. The reference, normalised as the CRI plugin does (docker.io/library/...).
+	named, err := reference.ParseDockerRef(image)
+	if err != nil {
+		return verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
+	}
+	r.Reference = named.String()
+	domain, repo := reference.Domain(named), reference.Path(named)
+	ref := ""
+	if c, ok := named.(reference.Canonical); ok {
+		ref = c.Digest().String()
+	} else if t, ok := named.(reference.Tagged); ok {
+		ref = t.Tag()
+	}
+
+	// 1. The node's view.
+	var vopts []nodeview.Option
+	if p.o.HostsDir != "" {
+		vopts = append(vopts, nodeview.WithHostsDir(p.o.HostsDir))
+	}
+	view, err := nodeview.Load(p.o.Root, vopts...)
+	if err != nil {
+		p.skipped = append(p.skipped, "every network step")
+		return err
+	}
+	r.Warnings = append(r.Warnings, view.Warnings...)
+	for _, pr := range view.Problems {
+		r.Warnings = append(r.Warnings, verdict.Warning{Code: pr.Cause, Endpoint: pr.Endpoint, Message: pr.Error()})
+	}
+	p.tr = newTracer(&netpath.Resolver{View: view, Timeout: p.o.Timeout, Port: p.o.DNSPort}, p.o.Timeout)
+
+	// 2. Credentials for the registry host.
+	creds, err := p.credentials(domain)
+	if err != nil {
+		return err
+	}
+	r.Identity = creds.Describe()
+
+	// 3. The plan: the hosts containerd would try, in its order.
+	hosts, err := view.RegistryHosts(ctx, domain)
+	if err != nil {
+		if _, ok := verdict.AsError(err); !ok {
+			err = verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", err)
+		}
+		return err
+	}
+	var resolvers []*registry.Session
+	for _, h := range hosts {
+		role := verdict.RoleRegistry
+		if h.Mirror {
+			role = verdict.RoleMirror
+		}
+		r.Plan = append(r.Plan, PlanHost{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Capabilities: h.Capabilities, SkipVerify: h.SkipVerify, CAFiles: h.CAFiles})
+		if !hasCap(h.Capabilities, "resolve") && !hasCap(h.Capabilities, "pull") {
+			continue
+		}
+		p.tr.setRole(h.Host, role)
+		s := &registry.Session{
+			Client:  p.client(h),
+			Host:    registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
+			Repo:    repo,
+			Creds:   creds,
+			OnRole:  p.tr.setRole,
+			Timeout: p.o.Timeout,
+		}
+		resolvers = append(resolvers, s)
+		_ = h
+	}
+	if len(resolvers) == 0 {
+		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
+	}
+
+	// 4. Resolve: HEAD the manifest on each host with the resolve
+	// capability, in order, until one answers (containerd's "trying next host").
+	var sess *registry.Session
+	var desc registry.Descriptor
+	var errs []*verdict.Error
+	var failedMirrors []*verdict.Error
+	for i, s := range resolvers {
+		if !hasCap(hosts[indexOfHost(hosts, s.Host.Host)].Capabilities, "resolve") {
+			continue
+		}
+		d, err := s.Resolve(ctx, ref)
+		if err == nil {
+			sess, desc = s, d
+			break
+		}
+		ve := asVerdictError(err, s)
+		errs = append(errs, ve)
+		if s.Host.Role == verdict.RoleMirror {
+			failedMirrors = append(failedMirrors, ve)
+		}
+		_ = i
+	}
+	if sess == nil {
+		p.skipped = append(p.skipped, "manifest", "blobs")
+		return verdict.Furthest(errs...)
+	}
+	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
+	for _, m := range failedMirrors {
+		p.tr.warn(verdict.Warning{Code: "mirror.unreachable", Endpoint: m.Endpoint,
+			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; containerd pays this failure on every pull", m.Cause, r.ServedBy)})
+	}
+
+	// 5. The manifest, and the node's platform in an index.
+	data, mt, err := sess.Manifest(ctx, desc)
+	if err != nil {
+		p.skipped = append(p.skipped, "blobs")
+		return err
+	}
+	if registry.IsIndex(mt) {
+		pd, offered, err := registry.SelectPlatform(data, p.o.Platform)
+		if err != nil {
+			p.skipped = append(p.skipped, "blobs")
+			if len(offered) > 0 || strings.Contains(err.Error(), "no match") {
+				return verdict.Errorf("manifest.platform", sess.Host.Role, r.ServedBy, "no manifest for %s in the index (offers %s)", p.o.Platform, strings.Join(offered, ", "))
+			}
+			return verdict.Wrap("manifest.invalid", sess.Host.Role, r.ServedBy, err)
+		}
+		data, mt, err = sess.Manifest(ctx, pd)
+		if err != nil {
+			p.skipped = append(p.skipped, "blobs")
+			return err
+		}
+	}
+	if !registry.IsManifest(mt) && mt != "" && !strings.Contains(mt, "manifest") {
+		return verdict.Errorf("manifest.invalid", sess.Host.Role, r.ServedBy, "unsupported manifest media type %q", mt)
+	}
+	blobs, err := registry.Layers(data)
+	if err != nil {
+		return verdict.Wrap("manifest.invalid", sess.Host.Role, r.ServedBy, err)
+	}
+
+	// 6. Every blob: config first, then the layers, in parallel.
+	if p.o.Blobs == BlobsNone {
+		for _, b := range blobs {
+			r.Blobs = append(r.Blobs, Blob{Digest: b.Digest.String(), Size: b.Size, MediaType: b.MediaType})
+		}
+		return nil
+	}
+	return p.fetchBlobs(ctx, sess, blobs)
+}
+
+func indexOfHost(hosts []nodeview.RegistryHost, host string) int {
+	for i, h := range hosts {
+		if h.Host == host {
+			return i
+		}
+	}
+	return 0
+}
+
+func asVerdictError(err error, s *registry.Session) *verdict.Error {
+	if ve, ok := verdict.AsError(err); ok {
+		return ve
+	}
+	return verdict.Wrap("registry.protocol", s.Host.Role, registry.Endpoint(s.Host.Scheme, s.Host.Host), err)
+}
+
+func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs []registry.Descriptor) error {
+	r := p.rep
+	var total int64
+	for _, b := range blobs {
+		total += b.Size
+	}
+	var done atomic.Int64
+	progress := func(n int64) {
+		if p.o.Progress != nil {
+			p.o.Progress(done.Add(n), total)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]Blob, len(blobs))
+	errs := make([]error, len(blobs))
+	var failedAt atomic.Int64
+	failedAt.Store(-1)
+	sem := make(chan struct{}, p.o.Jobs)
+	var wg sync.WaitGroup
+	for i, b := range blobs {
+		results[i] = Blob{Digest: b.Digest.String(), Size: b.Size, MediaType: b.MediaType}
+		wg.Add(1)
+		go func(i int, b registry.Descriptor) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].Error = "skipped: blocked by an earlier failure"
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				results[i].Error = "skipped: blocked by an earlier failure"
+				return
+			}
+			res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
+			results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
+			if err != nil {
+				if ctx.Err() != nil && failedAt.Load() >= 0 {
+					results[i].Error = "skipped: cancelled after an earlier failure"
+					return
+				}
+				errs[i] = err
+				results[i].Error = err.Error()
+				failedAt.CompareAndSwap(-1, int64(i))
+				cancel()
+			}
+		}(i, b)
+	}
+	wg.Wait()
+	r.Blobs = results
+	if i := failedAt.Load(); i >= 0 {
+		return errs[i]
+	}
+	return nil
+}
+
+func (p *prober) credentials(host string) (*registry.Credentials, error) {
+	switch {
+	case p.o.Creds != nil && !p.o.Creds.Anonymous():
+		return p.o.Creds, nil
+	case p.o.PullSecret != "":
+		c, err := LoadPullSecret(p.o.PullSecret, host)
+		if err != nil || c != nil {
+			return c, err
+		}
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.no-matching-secret", Message: fmt.Sprintf("the pull secret %s has no entry for %s: the pull is anonymous", p.o.PullSecret, host)})
+	case p.o.DockerConfig != "":
+		c, err := LoadDockerConfig(p.o.DockerConfig, host)
+		if err != nil || c != nil {
+			return c, err
+		}
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.no-matching-secret", Message: fmt.Sprintf("the docker config %s has no entry for %s: the pull is anonymous", p.o.DockerConfig, host)})
+	}
+	return &registry.Credentials{}, nil
+}
+
+// client builds the HTTP client containerd would use for one plan host: its
+// TLS settings also apply to every redirect target (REFERENCE 0.3).
+func (p *prober) client(h nodeview.RegistryHost) *http.Client {
+	tlsCfg := h.TLS
+	if tlsCfg == nil {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	base := &http.Transport{
+		Proxy:                 nil, // containerd's proxy environment is not modelled yet; see README
+		MaxIdleConnsPerHost:   p.o.Jobs + 2,
+		ResponseHeaderTimeout: 3 * p.o.Timeout,
+		IdleConnTimeout:       30 * time.Second,
+		DisableCompression:    true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return p.tr.dial(ctx, addr, nil)
+		},
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return p.tr.dial(ctx, addr, tlsCfg)
+		},
+	}
+	return &http.Client{
+		Transport: &recorder{inner: base, t: p.tr},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= registry.MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects", registry.MaxRedirects)
+			}
+			if req.URL.Host != via[0].URL.Host {
+				p.tr.setRole(req.URL.Host, verdict.RoleBlob)
+			}
+			return nil
+		},
+	}
+}
+
+func hasCap(caps []string, c string) bool {
+	if len(caps) == 0 {
+		return true
+	}
+	for _, x := range caps {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// HumanBytes renders a byte count for a person.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var _ = errors.New

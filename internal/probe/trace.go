@@ -1,0 +1,412 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/netpath"
+	"github.com/pullpath/pullpath/internal/registry"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// tracer dials every host of the pull through the node's view (netpath:
+// dns → route → tls) and records each host's steps the first time it is
+// dialled, so hosts are traced as they are discovered: the registry, each
+// mirror, the token realm, every blob redirect host.
+type tracer struct {
+	resolver *netpath.Resolver
+	timeout  time.Duration
+
+	mu       sync.Mutex
+	eps      map[string]*Endpoint // key host:port
+	order    []string
+	roles    map[string]verdict.Role // key host or host:port as in URLs
+	dns      map[string]*dnsEntry
+	warnings []verdict.Warning
+	seenWarn map[string]bool
+	claimed  map[string]bool // endpoint key + step name: recorded once
+}
+
+type dnsEntry struct {
+	once sync.Once
+	res  netpath.DNSResult
+}
+
+func newTracer(r *netpath.Resolver, timeout time.Duration) *tracer {
+	return &tracer{resolver: r, timeout: timeout, eps: map[string]*Endpoint{}, roles: map[string]verdict.Role{}, dns: map[string]*dnsEntry{}, seenWarn: map[string]bool{}, claimed: map[string]bool{}}
+}
+
+// setRole records the role of a host before it is dialled. The first role
+// given wins (the registry stays the registry when it also serves blobs).
+func (t *tracer) setRole(host string, r verdict.Role) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.roles[host]; !ok {
+		t.roles[host] = r
+	}
+}
+
+func (t *tracer) roleOf(host, port string) verdict.Role {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r, ok := t.roles[net.JoinHostPort(host, port)]; ok {
+		return r
+	}
+	if r, ok := t.roles[host]; ok {
+		return r
+	}
+	return verdict.RoleBlob // only redirects reach hosts nobody named
+}
+
+func (t *tracer) endpoint(host string, port int, role verdict.Role) *Endpoint {
+	key := net.JoinHostPort(host, strconv.Itoa(port))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ep, ok := t.eps[key]
+	if !ok {
+		ep = &Endpoint{Host: host, Port: port, Role: role, Steps: []Step{}}
+		t.eps[key] = ep
+		t.order = append(t.order, key)
+	}
+	return ep
+}
+
+func (t *tracer) addStep(ep *Endpoint, s Step) {
+	t.mu.Lock()
+	ep.Steps = append(ep.Steps, s)
+	t.mu.Unlock()
+}
+
+// claim reports whether the caller is the first to record step name of ep;
+// parallel dials to one host record their successful steps once.
+func (t *tracer) claim(ep *Endpoint, name string) bool {
+	k := net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port)) + " " + name
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.claimed[k] {
+		return false
+	}
+	t.claimed[k] = true
+	return true
+}
+
+func (t *tracer) hasStep(ep *Endpoint, name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range ep.Steps {
+		if s.Name == name && s.Status != StatusSkipped {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *tracer) warn(ws ...verdict.Warning) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, w := range ws {
+		k := w.Code + " " + w.Endpoint
+		if !t.seenWarn[k] {
+			t.seenWarn[k] = true
+			t.warnings = append(t.warnings, w)
+		}
+	}
+}
+
+// endpoints returns the recorded endpoints in discovery order.
+func (t *tracer) endpoints() []Endpoint {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Endpoint, 0, len(t.order))
+	for _, k := range t.order {
+		ep := *t.eps[k]
+		ep.Steps = append([]Step(nil), ep.Steps...)
+		out = append(out, ep)
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// resolve looks a host up once per probe and records the dns step on ep.
+func (t *tracer) resolve(ctx context.Context, host string, ep *Endpoint, endpoint string, role verdict.Role) (netpath.DNSResult, error) {
+	t.mu.Lock()
+	e, ok := t.dns[host]
+	if !ok {
+		e = &dnsEntry{}
+		t.dns[host] = e
+	}
+	t.mu.Unlock()
+	e.once.Do(func() { e.res = t.resolver.Resolve(ctx, host) })
+	res := e.res
+	if t.claim(ep, "dns") {
+		st := Step{Name: "dns", Target: host, Millis: ms(res.Duration), Facts: dnsFacts(res)}
+		for i := range res.Warnings {
+			if res.Warnings[i].Endpoint == "" {
+				res.Warnings[i].Endpoint = endpoint
+			}
+		}
+		t.warn(res.Warnings...)
+		if res.Err != nil {
+			st.Status, st.Cause, st.Detail = StatusFailed, res.Err.Cause, res.Err.Error()
+		} else {
+			st.Status = StatusOK
+			st.Detail = describeDNS(res)
+			if len(res.Warnings) > 0 {
+				st.Status = StatusWarning
+			}
+		}
+		t.addStep(ep, st)
+	}
+	if res.Err != nil {
+		e2 := *res.Err
+		e2.Role, e2.Endpoint = role, endpoint
+		return res, &e2
+	}
+	return res, nil
+}
+
+func describeDNS(res netpath.DNSResult) string {
+	addrs := make([]string, 0, len(res.Addrs))
+	for _, a := range res.Addrs {
+		addrs = append(addrs, a.String())
+	}
+	s := "→ " + strings.Join(addrs, ", ")
+	if len(res.CNAMEs) > 0 {
+		s = "CNAME " + strings.Join(res.CNAMEs, " → ") + " " + s
+	}
+	switch res.Source {
+	case "hosts":
+		s += " from /etc/hosts"
+	case "literal":
+		s = "IP literal " + strings.Join(addrs, ", ")
+	default:
+		for _, a := range res.Answers {
+			if a.Err == "" && a.Rcode == "NOERROR" {
+				s += " via " + a.Server
+				break
+			}
+		}
+	}
+	return s
+}
+
+func dnsFacts(res netpath.DNSResult) map[string]any {
+	f := map[string]any{"source": res.Source}
+	if len(res.CNAMEs) > 0 {
+		f["cname_chain"] = res.CNAMEs
+	}
+	if len(res.Answers) > 0 {
+		f["answers"] = res.Answers
+	}
+	return f
+}
+
+// dial is the DialContext of one plan host's transport. tlsCfg is nil for
+// plain http.
+func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, verdict.Wrap("config.reference", verdict.RoleNone, addr, err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	role := t.roleOf(host, portStr)
+	ep := t.endpoint(host, port, role)
+	endpoint := net.JoinHostPort(host, portStr)
+
+	// 1. dns
+	res, err := t.resolve(ctx, host, ep, endpoint, role)
+	if err != nil {
+		t.skip(ep, "route", "dns")
+		if tlsCfg != nil {
+			t.skip(ep, "tls", "dns")
+		}
+		return nil, err
+	}
+
+	// 2. route: every address in parallel; the first that connects wins,
+	// in the resolver's order.
+	firstRoute := t.claim(ep, "route")
+	results := make([]netpath.ConnResult, len(res.Addrs))
+	var wg sync.WaitGroup
+	for i, a := range res.Addrs {
+		wg.Add(1)
+		go func(i int, a netip.Addr) {
+			defer wg.Done()
+			results[i] = netpath.Connect(ctx, netip.AddrPortFrom(a, uint16(port)), t.timeout)
+		}(i, a)
+	}
+	wg.Wait()
+	var conn net.Conn
+	var routeErr *verdict.Error
+	for _, r := range results {
+		failed := r.Err != nil
+		if (firstRoute && !failed) || (failed && t.claim(ep, "route-failed "+r.Addr.String())) {
+			st := Step{Name: "route", Target: fmt.Sprintf("%s -> %s", host, r.Addr), Millis: ms(r.Duration), Status: StatusOK,
+				Facts: map[string]any{"local": r.Local, "iface": r.Iface, "gateway": r.Gateway}}
+			st.Detail = routeDetail(r)
+			if failed {
+				st.Status, st.Cause, st.Detail = StatusFailed, r.Err.Cause, r.Err.Error()
+			}
+			t.addStep(ep, st)
+		}
+		if failed {
+			if routeErr == nil {
+				e := *r.Err
+				e.Role, e.Endpoint = role, endpoint
+				routeErr = &e
+			}
+			continue
+		}
+		if conn == nil {
+			conn = r.Conn
+		} else {
+			r.Conn.Close()
+		}
+	}
+	if conn == nil {
+		if routeErr == nil {
+			routeErr = verdict.Errorf("dns.no-address", role, endpoint, "no address to connect to")
+		}
+		if tlsCfg != nil {
+			t.skip(ep, "tls", "route")
+		}
+		return nil, routeErr
+	}
+	conn = &idleConn{Conn: conn, idle: 2 * t.timeout}
+	if tlsCfg == nil {
+		return conn, nil
+	}
+
+	// 3. tls
+	cfg := tlsCfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	firstTLS := t.claim(ep, "tls")
+	tr := netpath.Handshake(ctx, conn, cfg.ServerName, cfg, t.timeout)
+	for i := range tr.Warnings {
+		if tr.Warnings[i].Endpoint == "" {
+			tr.Warnings[i].Endpoint = endpoint
+		}
+	}
+	t.warn(tr.Warnings...)
+	if (firstTLS && tr.Err == nil) || (tr.Err != nil && t.claim(ep, "tls-failed")) {
+		st := Step{Name: "tls", Target: fmt.Sprintf("%s -> %s", cfg.ServerName, conn.RemoteAddr()), Millis: ms(tr.Duration), Status: StatusOK}
+		if len(tr.Chain) > 0 {
+			st.Facts = map[string]any{"chain": tr.Chain, "version": tr.Version}
+			c := tr.Chain[0]
+			st.Detail = fmt.Sprintf("%s, issuer %s, valid until %s", tr.Version, c.Issuer, c.NotAfter.Format("2006-01-02"))
+		}
+		if tr.Err != nil {
+			st.Status, st.Cause, st.Detail = StatusFailed, tr.Err.Cause, tr.Err.Error()
+		}
+		t.addStep(ep, st)
+	}
+	if tr.Err != nil {
+		conn.Close()
+		e := *tr.Err
+		e.Role, e.Endpoint = role, endpoint
+		return nil, &e
+	}
+	return tr.Conn, nil
+}
+
+func routeDetail(r netpath.ConnResult) string {
+	var parts []string
+	if r.Iface != "" {
+		parts = append(parts, "via "+r.Iface)
+	}
+	if r.Gateway != "" {
+		parts = append(parts, "gw "+r.Gateway)
+	}
+	if r.Local != "" {
+		parts = append(parts, "from "+r.Local)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *tracer) skip(ep *Endpoint, name, blockedBy string) {
+	if t.hasStep(ep, name) || !t.claim(ep, "skip "+name) {
+		return
+	}
+	t.addStep(ep, Step{Name: name, Target: ep.Host, Status: StatusSkipped, Detail: "blocked by " + blockedBy})
+}
+
+// idleConn fails a read that waits longer than idle: a stalled download
+// becomes a timeout instead of a hang. Setting the deadline per read is a
+// timer update, not a syscall.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	return c.Conn.Read(p)
+}
+
+// recorder is an http.RoundTripper that keeps every exchange as an http step
+// of its host: method, redacted path, status, duration, challenge, redirect.
+type recorder struct {
+	inner http.RoundTripper
+	t     *tracer
+}
+
+var _ http.RoundTripper = (*recorder)(nil)
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := r.inner.RoundTrip(req)
+	host, port := req.URL.Hostname(), req.URL.Port()
+	if port == "" {
+		port = "443"
+		if req.URL.Scheme == "http" {
+			port = "80"
+		}
+	}
+	p, _ := strconv.Atoi(port)
+	ep := r.t.endpoint(host, p, r.t.roleOf(host, port))
+	path := registry.RedactURL(req.URL.String())
+	if u := strings.Index(path, req.URL.Host); u >= 0 {
+		path = path[u+len(req.URL.Host):]
+	}
+	st := Step{Name: "http", Target: req.Method + " " + path, Millis: ms(time.Since(start))}
+	if err != nil {
+		if _, ok := verdict.AsError(err); ok {
+			// The dialer already recorded the failing step.
+			return nil, err
+		}
+		st.Status, st.Detail = StatusFailed, registry.RedactError(err).Error()
+		if errors.Is(err, context.Canceled) {
+			st.Status, st.Detail = StatusSkipped, "cancelled after an earlier failure"
+		}
+		r.t.addStep(ep, st)
+		return nil, err
+	}
+	st.Detail = resp.Status
+	st.Status = StatusOK
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusUnauthorized {
+		st.Status = StatusFailed
+	}
+	facts := map[string]any{"status": resp.StatusCode}
+	if c := resp.Header.Get("WWW-Authenticate"); c != "" {
+		facts["challenge"] = c
+	}
+	if loc := resp.Header.Get("Location"); loc != "" {
+		facts["redirect"] = registry.RedactURL(loc)
+		st.Detail += " → " + registry.RedactURL(loc)
+	}
+	st.Facts = facts
+	r.t.addStep(ep, st)
+	return resp, nil
+}

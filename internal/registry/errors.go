@@ -1,0 +1,118 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// maxErrorBody bounds how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// ErrorCode is one entry of a registry error body.
+type ErrorCode struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ReadErrorBody reads a registry error body ({"errors":[{code,message}]}),
+// at most 64 KiB, and returns its codes plus a short text of the body for
+// evidence when it is not JSON (e.g. S3/GCS XML).
+func ReadErrorBody(body io.Reader) ([]ErrorCode, string) {
+	if body == nil {
+		return nil, ""
+	}
+	data, _ := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	var env struct {
+		Errors []ErrorCode `json:"errors"`
+	}
+	if json.Unmarshal(data, &env) == nil && len(env.Errors) > 0 {
+		for i := range env.Errors {
+			env.Errors[i].Code = strings.ToUpper(env.Errors[i].Code)
+		}
+		return env.Errors, ""
+	}
+	text := strings.TrimSpace(string(data))
+	if len(text) > 300 {
+		text = text[:300] + "…"
+	}
+	return nil, text
+}
+
+func hasCode(codes []ErrorCode, code string) bool {
+	for _, c := range codes {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// codesText renders codes the way containerd 2.x appends them to its error.
+func codesText(codes []ErrorCode) string {
+	parts := make([]string, 0, len(codes))
+	for _, c := range codes {
+		parts = append(parts, strings.ToLower(strings.ReplaceAll(c.Code, "_", " "))+": "+c.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// StatusError is an unexpected HTTP status with the registry's error codes.
+type StatusError struct {
+	Method string
+	URL    string // redacted
+	Status string
+	Code   int
+	Codes  []ErrorCode
+	Body   string // short non-JSON body text
+	Header http.Header
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("unexpected status from %s request to %s: %s", e.Method, e.URL, e.Status)
+	if len(e.Codes) > 0 {
+		s += ": " + codesText(e.Codes)
+	} else if e.Body != "" {
+		s += ": " + e.Body
+	}
+	return s
+}
+
+// statusCause maps an unexpected status on a registry request to a cause.
+// anonymous tells whether the request carried no credentials.
+func statusCause(e *StatusError, anonymous bool, manifest bool) string {
+	bodyLower := strings.ToLower(e.Body + " " + codesText(e.Codes))
+	switch {
+	case e.Code == http.StatusTooManyRequests || hasCode(e.Codes, "TOOMANYREQUESTS"):
+		return "registry.ratelimit"
+	case e.Code >= 500:
+		return "registry.unavailable"
+	case e.Code == http.StatusUnauthorized:
+		if ch, ok := Bearer(ParseChallenges(e.Header.Get("WWW-Authenticate"))); ok && ch.Params["error"] == "insufficient_scope" {
+			return "authz.denied"
+		}
+		if hasCode(e.Codes, "DENIED") {
+			return "authz.denied"
+		}
+		if anonymous {
+			return "auth.no-credentials"
+		}
+		return "auth.bad-credentials"
+	case e.Code == http.StatusForbidden:
+		if strings.Contains(bodyLower, "client with ip") || strings.Contains(bodyLower, "not allowed access") {
+			return "authz.ip-denied"
+		}
+		return "authz.denied"
+	case e.Code == http.StatusNotFound:
+		if hasCode(e.Codes, "NAME_UNKNOWN") {
+			return "manifest.name-unknown"
+		}
+		if manifest {
+			return "manifest.unknown"
+		}
+		return "transfer.status"
+	}
+	return "registry.protocol"
+}

@@ -1,0 +1,517 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Media types containerd asks for when it resolves a reference
+// (core/remotes/docker/resolver.go), in its order.
+var manifestAccept = strings.Join([]string{
+	"application/vnd.docker.distribution.manifest.v2+json",
+	"application/vnd.docker.distribution.manifest.list.v2+json",
+	"application/vnd.oci.image.manifest.v1+json",
+	"application/vnd.oci.image.index.v1+json",
+	"*/*",
+}, ", ")
+
+// maxManifest bounds the size of a manifest or index body (containerd uses 4 MiB for manifests).
+const maxManifest = 4 << 20
+
+// MaxRedirects is how many redirects a blob download may follow (Go's and containerd's limit).
+const MaxRedirects = 10
+
+// Credentials are the identity a pull presents. The zero value is anonymous.
+type Credentials struct {
+	Username string
+	Password string // or a refresh/identity token when Username is empty
+	Source   string // where they came from, for the report ("--username", "docker config FILE")
+}
+
+// Anonymous reports whether c carries no credentials.
+func (c *Credentials) Anonymous() bool { return c == nil || (c.Username == "" && c.Password == "") }
+
+// Describe names the identity without its secret.
+func (c *Credentials) Describe() string {
+	if c.Anonymous() {
+		return "anonymous"
+	}
+	who := c.Username
+	if who == "" {
+		who = "<identity token>"
+	}
+	if c.Source != "" {
+		return fmt.Sprintf("user %q (from %s)", who, c.Source)
+	}
+	return fmt.Sprintf("user %q", who)
+}
+
+// Host is one registry host to talk to, as containerd's hosts.toml would
+// configure it.
+type Host struct {
+	Host      string // host[:port]
+	Scheme    string // https | http
+	Path      string // API root, "/v2" by default
+	Role      verdict.Role
+	Namespace string // the image's registry name; sent as ?ns= when Host differs (mirrors)
+	Header    http.Header
+}
+
+func (h Host) endpoint() string { return Endpoint(h.Scheme, h.Host) }
+
+// Endpoint returns host:port with the scheme's default port filled in.
+func Endpoint(scheme, host string) string {
+	if _, _, err := net.SplitHostPort(host); err == nil {
+		return host
+	}
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = strings.Trim(host, "[]")
+	}
+	if scheme == "http" {
+		return net.JoinHostPort(host, "80")
+	}
+	return net.JoinHostPort(host, "443")
+}
+
+// Descriptor identifies content in the registry.
+type Descriptor struct {
+	MediaType string
+	Digest    digest.Digest
+	Size      int64
+}
+
+// Session is one repository on one host with its authorization state.
+type Session struct {
+	Client *http.Client
+	Host   Host
+	Repo   string
+	Creds  *Credentials
+	// OnRole is told the role of every host before it is first dialled
+	// (the token realm host, each blob redirect host).
+	OnRole func(host string, role verdict.Role)
+	// Timeout bounds each request's wait for response headers and each
+	// stall of a body. The default is 5s.
+	Timeout time.Duration
+
+	mu         sync.Mutex
+	authHeader string // "Bearer ..." or "Basic ..."; never logged
+	scope      string
+	challenge  string // last challenge header, for evidence
+}
+
+func (s *Session) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return 5 * time.Second
+}
+
+func (s *Session) role(host string, r verdict.Role) {
+	if s.OnRole != nil {
+		s.OnRole(host, r)
+	}
+}
+
+func (s *Session) url(kind, ref string) string {
+	u := url.URL{Scheme: s.Host.Scheme, Host: s.Host.Host, Path: strings.TrimSuffix(s.Host.Path, "/") + "/" + s.Repo + "/" + kind + "/" + ref}
+	if s.Host.Namespace != "" && s.Host.Namespace != s.Host.Host {
+		u.RawQuery = url.Values{"ns": {s.Host.Namespace}}.Encode()
+	}
+	return u.String()
+}
+
+// Scope is the token scope the session asks for.
+func (s *Session) Scope() string { return "repository:" + s.Repo + ":pull" }
+
+// Challenge is the last WWW-Authenticate header the registry sent.
+func (s *Session) Challenge() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.challenge
+}
+
+func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, verdict.Wrap("config.reference", s.Host.Role, s.Host.endpoint(), err)
+	}
+	for k, vs := range s.Host.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("User-Agent", "pullpath (containerd-compatible)")
+	s.mu.Lock()
+	if s.authHeader != "" {
+		req.Header.Set("Authorization", s.authHeader)
+	}
+	s.mu.Unlock()
+	return req, nil
+}
+
+// do sends req, answering one 401 challenge. The caller closes the body.
+func (s *Session) do(ctx context.Context, method, u, accept string, manifest bool) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := s.newRequest(ctx, method, u)
+		if err != nil {
+			return nil, err
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := s.roundTrip(req, s.Host.Role, s.Host.endpoint())
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
+			hdr := resp.Header.Get("WWW-Authenticate")
+			s.mu.Lock()
+			s.challenge = hdr
+			s.mu.Unlock()
+			drain(resp)
+			if err := s.authorize(ctx, hdr); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return resp, nil
+	}
+}
+
+// roundTrip runs one request and turns transport failures into step errors.
+// The transport's ResponseHeaderTimeout bounds the wait for headers.
+func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		if cerr := req.Context().Err(); cerr != nil {
+			return nil, contextError(cerr, role, endpoint)
+		}
+		return nil, transportError(err, role, endpoint, false)
+	}
+	return resp, nil
+}
+
+// contextError is the verdict when the probe's own context ended: the
+// whole-run deadline (unknown.deadline) or a cancellation.
+func contextError(err error, role verdict.Role, endpoint string) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return verdict.Wrap("unknown.deadline", role, endpoint, fmt.Errorf("the probe's deadline expired while waiting for %s", endpoint))
+	}
+	return verdict.Wrap("unknown", role, endpoint, fmt.Errorf("the probe was cancelled while waiting for %s: %w", endpoint, err))
+}
+
+// transportError classifies an error from http.Client.Do. Dial, DNS and TLS
+// step errors arrive already typed from the dialer; what is left happened on
+// an open connection.
+func transportError(err error, role verdict.Role, endpoint string, inBody bool) error {
+	if ve, ok := verdict.AsError(err); ok {
+		return ve
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			endpoint = Endpoint(u.Scheme, u.Host)
+		}
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "stopped after") && strings.Contains(msg, "redirects"):
+		return verdict.Wrap("transfer.redirect", role, endpoint, RedactError(err))
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return verdict.Wrap("tls.plain-http", role, endpoint, RedactError(err))
+	case isNetTimeout(err):
+		if role == verdict.RoleBlob || inBody {
+			return verdict.Wrap("transfer.timeout", role, endpoint, RedactError(err))
+		}
+		return verdict.Wrap("registry.unavailable", role, endpoint, fmt.Errorf("no response in time: %w", RedactError(err)))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"):
+		if role == verdict.RoleBlob || inBody {
+			return verdict.Wrap("transfer.reset", role, endpoint, RedactError(err))
+		}
+		return verdict.Wrap("route.reset", role, endpoint, RedactError(err))
+	}
+	return verdict.Wrap("registry.protocol", role, endpoint, RedactError(err))
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// RedactError strips the query string of the URL in a *url.Error: signed
+// blob URLs carry their credentials there.
+func RedactError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: RedactURL(ue.URL), Err: ue.Err}
+	}
+	return err
+}
+
+// RedactURL removes the query string and user info of a URL: signed blob
+// URLs carry their credentials there.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			return raw[:i]
+		}
+		return raw
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		q := u.Query()
+		keep := url.Values{}
+		if ns := q.Get("ns"); ns != "" && len(q) == 1 {
+			keep.Set("ns", ns)
+			u.RawQuery = keep.Encode()
+		} else {
+			u.RawQuery = "REDACTED"
+		}
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+}
+
+func (s *Session) statusError(resp *http.Response, role verdict.Role, endpoint string, manifest bool) error {
+	codes, text := ReadErrorBody(resp.Body)
+	resp.Body.Close()
+	se := &StatusError{Method: resp.Request.Method, URL: RedactURL(resp.Request.URL.String()), Status: resp.Status, Code: resp.StatusCode, Codes: codes, Body: text, Header: resp.Header}
+	cause := statusCause(se, s.Creds.Anonymous(), manifest)
+	if resp.Request.URL.Host != s.Host.Host && role == s.Host.Role {
+		// The answer came from a redirect target.
+		role = verdict.RoleBlob
+		endpoint = Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host)
+	}
+	if role == verdict.RoleBlob && (cause == "authz.denied" || cause == "auth.no-credentials" || cause == "auth.bad-credentials") {
+		cause = "transfer.status"
+	}
+	return verdict.Wrap(cause, role, endpoint, se)
+}
+
+// Resolve is step 1 of a pull: HEAD the manifest of ref (a tag or digest)
+// and return its descriptor. On 401 it fetches a token at the realm and
+// tries once more. When the HEAD answer carries no digest, it GETs the
+// manifest as containerd does.
+func (s *Session) Resolve(ctx context.Context, ref string) (Descriptor, error) {
+	u := s.url("manifests", ref)
+	resp, err := s.do(ctx, http.MethodHead, u, manifestAccept, true)
+	if err != nil {
+		return Descriptor{}, err
+	}
+	if resp.StatusCode >= 300 {
+		drain(resp)
+		// A HEAD carries no body: GET for the registry's error codes.
+		gresp, gerr := s.do(ctx, http.MethodGet, u, manifestAccept, true)
+		if gerr != nil {
+			return Descriptor{}, gerr
+		}
+		if gresp.StatusCode < 300 {
+			// Registries that refuse HEAD but serve GET: use the GET.
+			return descriptorFrom(gresp, ref, true)
+		}
+		return Descriptor{}, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
+	}
+	drain(resp)
+	d, err := descriptorFrom(resp, ref, false)
+	if err == nil && d.Digest != "" {
+		return d, nil
+	}
+	gresp, gerr := s.do(ctx, http.MethodGet, u, manifestAccept, true)
+	if gerr != nil {
+		return Descriptor{}, gerr
+	}
+	if gresp.StatusCode >= 300 {
+		return Descriptor{}, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
+	}
+	return descriptorFrom(gresp, ref, true)
+}
+
+func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, error) {
+	d := Descriptor{MediaType: resp.Header.Get("Content-Type")}
+	if dg, err := digest.Parse(resp.Header.Get("Docker-Content-Digest")); err == nil {
+		d.Digest = dg
+	} else if dg, err := digest.Parse(ref); err == nil {
+		d.Digest = dg
+	}
+	if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil {
+		d.Size = n
+	}
+	if body {
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
+		if err != nil {
+			return d, verdict.Wrap("registry.protocol", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), err)
+		}
+		if len(data) > maxManifest {
+			return d, verdict.Errorf("manifest.invalid", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), "manifest larger than %d bytes", maxManifest)
+		}
+		if d.Digest == "" {
+			d.Digest = digest.FromBytes(data)
+		}
+		d.Size = int64(len(data))
+	}
+	return d, nil
+}
+
+// Manifest is step 3: GET the manifest or index d and verify its digest.
+func (s *Session) Manifest(ctx context.Context, d Descriptor) ([]byte, string, error) {
+	resp, err := s.do(ctx, http.MethodGet, s.url("manifests", d.Digest.String()), manifestAccept, true)
+	if err != nil {
+		return nil, "", err
+	}
+	if resp.StatusCode >= 300 {
+		return nil, "", s.statusError(resp, s.Host.Role, s.Host.endpoint(), true)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
+	if err != nil {
+		return nil, "", transportError(err, s.Host.Role, s.Host.endpoint(), true)
+	}
+	if len(data) > maxManifest {
+		return nil, "", verdict.Errorf("manifest.invalid", s.Host.Role, s.Host.endpoint(), "manifest %s larger than %d bytes", d.Digest, maxManifest)
+	}
+	if d.Digest != "" && d.Digest.Validate() == nil {
+		if got := d.Digest.Algorithm().FromBytes(data); got != d.Digest {
+			return nil, "", verdict.Errorf("transfer.digest", s.Host.Role, s.Host.endpoint(), "manifest %s: got digest %s", d.Digest, got)
+		}
+	}
+	mt := resp.Header.Get("Content-Type")
+	if m := sniffMediaType(data); m != "" {
+		mt = m
+	}
+	return data, mt, nil
+}
+
+func sniffMediaType(data []byte) string {
+	var probe struct {
+		MediaType string            `json:"mediaType"`
+		Manifests []json.RawMessage `json:"manifests"`
+		Layers    []json.RawMessage `json:"layers"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return ""
+	}
+	if probe.MediaType != "" {
+		return probe.MediaType
+	}
+	if probe.Manifests != nil {
+		return "application/vnd.oci.image.index.v1+json"
+	}
+	if probe.Layers != nil {
+		return "application/vnd.oci.image.manifest.v1+json"
+	}
+	return ""
+}
+
+// BlobResult is what happened to one blob download.
+type BlobResult struct {
+	Host     string // the host that served the bytes, after redirects
+	Bytes    int64
+	Verified bool
+	Duration time.Duration
+}
+
+// Progress is told how many bytes arrived.
+type Progress func(n int64)
+
+// Blob is step 4: GET the blob d, follow redirects to blob hosts (each host
+// dialled with its own dns/route/tls steps, role blob), and stream the body
+// through its digest and a size check without keeping it. With headOnly it
+// sends a HEAD and checks status and size only.
+func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progress Progress) (BlobResult, error) {
+	method := http.MethodGet
+	if headOnly {
+		method = http.MethodHead
+	}
+	start := time.Now()
+	res := BlobResult{Host: s.Host.Host}
+	resp, err := s.do(ctx, method, s.url("blobs", d.Digest.String()), "", false)
+	if err != nil {
+		return res, err
+	}
+	res.Host = resp.Request.URL.Host
+	servedRole, servedEP := s.Host.Role, s.Host.endpoint()
+	if resp.Request.URL.Host != s.Host.Host {
+		servedRole, servedEP = verdict.RoleBlob, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host)
+	}
+	if resp.StatusCode >= 300 {
+		return res, s.statusError(resp, s.Host.Role, s.Host.endpoint(), false)
+	}
+	defer resp.Body.Close()
+	if headOnly {
+		if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil && d.Size > 0 && n != d.Size {
+			return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: HEAD says %d bytes, manifest says %d", d.Digest, n, d.Size)
+		}
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	if err := d.Digest.Validate(); err != nil {
+		return res, verdict.Wrap("manifest.invalid", s.Host.Role, s.Host.endpoint(), err)
+	}
+	var h hash.Hash
+	if d.Digest.Algorithm() == digest.SHA256 {
+		h = sha256.New()
+	} else {
+		h = d.Digest.Algorithm().Hash()
+	}
+	body := &progressReader{r: resp.Body, progress: progress}
+	limit := d.Size + 1
+	if d.Size <= 0 {
+		limit = 1 << 40
+	}
+	buf := bufPool.Get().(*[]byte)
+	n, err := io.CopyBuffer(h, io.LimitReader(body, limit), *buf)
+	bufPool.Put(buf)
+	res.Bytes = n
+	res.Duration = time.Since(start)
+	if err != nil {
+		return res, transportError(err, servedRole, servedEP, true)
+	}
+	if d.Size > 0 && n != d.Size {
+		return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: got %d bytes, want %d", d.Digest, n, d.Size)
+	}
+	if got := digest.NewDigestFromBytes(d.Digest.Algorithm(), h.Sum(nil)); got != d.Digest {
+		return res, verdict.Errorf("transfer.digest", servedRole, servedEP, "blob %s: content has digest %s", d.Digest, got)
+	}
+	res.Verified = true
+	return res, nil
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// progressReader reports bytes as they arrive. Stalls are caught by the
+// connection's idle read deadline, set by the dialer.
+type progressReader struct {
+	r        io.Reader
+	progress Progress
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 && p.progress != nil {
+		p.progress(int64(n))
+	}
+	return n, err
+}

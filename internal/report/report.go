@@ -1,0 +1,243 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// Formats lists the output formats every command accepts.
+var Formats = []string{"text", "json"}
+
+// CheckFormat returns an error naming the valid formats when f is unknown.
+func CheckFormat(f string) error {
+	for _, x := range Formats {
+		if f == x {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown output format %q (valid: %s)", f, strings.Join(Formats, ", "))
+}
+
+// JSON writes v as indented JSON.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Style colours text for a terminal; the zero value prints plain text.
+type Style struct{ Color bool }
+
+func (s Style) wrap(code, text string) string {
+	if !s.Color {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+// Green, Red, Yellow, Dim and Bold colour text when s.Color is set.
+func (s Style) Green(t string) string  { return s.wrap("32", t) }
+func (s Style) Red(t string) string    { return s.wrap("31", t) }
+func (s Style) Yellow(t string) string { return s.wrap("33", t) }
+func (s Style) Dim(t string) string    { return s.wrap("2", t) }
+func (s Style) Bold(t string) string   { return s.wrap("1", t) }
+
+func (s Style) mark(st probe.Status) string {
+	switch st {
+	case probe.StatusOK:
+		return s.Green("✔")
+	case probe.StatusFailed:
+		return s.Red("✘")
+	case probe.StatusWarning:
+		return s.Yellow("!")
+	}
+	return s.Dim("–")
+}
+
+// ProbeText renders a probe report for a person.
+func ProbeText(w io.Writer, r *probe.Report, s Style) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "%s %s\n", s.Bold("probe"), r.Image)
+	var meta []string
+	if r.Reference != "" && r.Reference != r.Image {
+		meta = append(meta, "reference "+r.Reference)
+	}
+	if r.Root != "" {
+		meta = append(meta, "root "+r.Root)
+	}
+	if r.Platform != "" {
+		meta = append(meta, "platform "+r.Platform)
+	}
+	if r.Identity != "" {
+		meta = append(meta, "identity "+r.Identity)
+	}
+	if len(meta) > 0 {
+		fmt.Fprintf(b, "  %s\n", s.Dim(strings.Join(meta, " · ")))
+	}
+	if len(r.Plan) > 0 {
+		var plan []string
+		for _, h := range r.Plan {
+			plan = append(plan, fmt.Sprintf("%s://%s (%s)", h.Scheme, h.Host, h.Role))
+		}
+		fmt.Fprintf(b, "  plan: %s\n", strings.Join(plan, " → "))
+	}
+	for _, ep := range r.Endpoints {
+		fmt.Fprintf(b, "\n%s %s:%d\n", s.Bold(string(ep.Role)), ep.Host, ep.Port)
+		for _, st := range ep.Steps {
+			line := fmt.Sprintf("  %s %-5s %s", s.mark(st.Status), st.Name, st.Target)
+			if st.Detail != "" {
+				line += "  " + st.Detail
+			}
+			if st.Status != probe.StatusSkipped {
+				line += s.Dim(fmt.Sprintf(" (%s)", fmtMillis(st.Millis)))
+			}
+			fmt.Fprintln(b, line)
+		}
+	}
+	if len(r.Blobs) > 0 {
+		var ok, failed, skipped int
+		var bytes int64
+		hosts := map[string]bool{}
+		for _, bl := range r.Blobs {
+			switch {
+			case bl.Verified:
+				ok++
+			case bl.Error != "" && strings.HasPrefix(bl.Error, "skipped"):
+				skipped++
+			case bl.Error != "":
+				failed++
+			}
+			bytes += bl.Bytes
+			if bl.Host != "" {
+				hosts[bl.Host] = true
+			}
+		}
+		fmt.Fprintf(b, "\n%s %d blobs, %d verified, %d failed, %d skipped, %s received", s.Bold("blobs"), len(r.Blobs), ok, failed, skipped, probe.HumanBytes(bytes))
+		if len(hosts) > 0 {
+			fmt.Fprintf(b, " from %s", strings.Join(sortedKeys(hosts), ", "))
+		}
+		fmt.Fprintln(b)
+		for _, bl := range r.Blobs {
+			if bl.Error != "" && !strings.HasPrefix(bl.Error, "skipped") {
+				fmt.Fprintf(b, "  %s %s %s\n", s.Red("✘"), short(bl.Digest), bl.Error)
+			}
+		}
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(b, "\n%s\n", s.Bold("warnings"))
+		for _, wn := range r.Warnings {
+			ep := ""
+			if wn.Endpoint != "" {
+				ep = " " + wn.Endpoint
+			}
+			fmt.Fprintf(b, "  %s %s%s: %s\n", s.Yellow("!"), wn.Code, ep, wn.Message)
+		}
+	}
+	writeVerdict(b, r.Verdict, s)
+	if r.Runtime != nil {
+		fmt.Fprintf(b, "\n%s %s\n", s.Bold("runtime pull"), r.Runtime.Socket)
+		if r.Runtime.OK {
+			fmt.Fprintf(b, "  %s the runtime pulled the image\n", s.Green("✔"))
+		} else {
+			fmt.Fprintf(b, "  %s %s\n", s.Red("✘"), r.Runtime.Error)
+		}
+		if r.Runtime.Note != "" {
+			fmt.Fprintf(b, "  %s\n", r.Runtime.Note)
+		}
+	}
+	fmt.Fprintf(b, "\n%s\n", Summary(r.Verdict, r.Millis))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeVerdict renders a verdict block.
+func writeVerdict(b *strings.Builder, v verdict.Verdict, s Style) {
+	fmt.Fprintln(b)
+	if v.OK {
+		fmt.Fprintf(b, "%s %s\n", s.Green("✔ verdict: ok"), v.Summary)
+	} else {
+		fields := []string{"layer " + string(v.Layer)}
+		if v.Cause != "" {
+			fields = append(fields, "cause "+v.Cause)
+		}
+		if v.Owner != "" {
+			fields = append(fields, "owner "+string(v.Owner))
+		}
+		if v.Role != "" {
+			fields = append(fields, "role "+string(v.Role))
+		}
+		if v.Endpoint != "" {
+			fields = append(fields, "endpoint "+v.Endpoint)
+		}
+		fmt.Fprintf(b, "%s %s\n", s.Red("✘ verdict:"), strings.Join(fields, "  "))
+		fmt.Fprintf(b, "  %s\n", v.Summary)
+		if v.Evidence != "" {
+			fmt.Fprintf(b, "  %s %s\n", s.Dim("evidence:"), v.Evidence)
+		}
+	}
+	if len(v.Next) > 0 {
+		fmt.Fprintf(b, "%s\n", s.Bold("next"))
+		for _, n := range v.Next {
+			fmt.Fprintf(b, "  - %s\n", n)
+		}
+	}
+}
+
+// VerdictText renders one verdict block (used by explain and diagnose).
+func VerdictText(w io.Writer, v verdict.Verdict, s Style) error {
+	b := &strings.Builder{}
+	writeVerdict(b, v, s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Summary is the one-line summary of a verdict.
+func Summary(v verdict.Verdict, millis int64) string {
+	if v.OK {
+		return fmt.Sprintf("OK in %s", fmtMillis(float64(millis)))
+	}
+	s := fmt.Sprintf("FAIL %s", v.Cause)
+	if v.Endpoint != "" {
+		s += " at " + v.Endpoint
+	}
+	if v.Role != "" {
+		s += " (" + string(v.Role) + ")"
+	}
+	if v.Owner != "" {
+		s += ", owner " + string(v.Owner)
+	}
+	return s + fmt.Sprintf(", in %s", fmtMillis(float64(millis)))
+}
+
+func fmtMillis(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return fmt.Sprintf("%.2fs", ms/1000)
+	case ms >= 10:
+		return fmt.Sprintf("%.0fms", ms)
+	}
+	return fmt.Sprintf("%.1fms", ms)
+}
+
+func short(d string) string {
+	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
+		return d[:i+13]
+	}
+	return d
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
