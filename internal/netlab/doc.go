@@ -20,4 +20,31 @@
 //
 // Everything here needs root on Linux and the ip command; Sweep removes what
 // an earlier, killed run left behind.
+//
+// # The ground-truth tier
+//
+// TestScenarios (scenarios_test.go) is issue 3's table: for every row a Net
+// is built, the embedded lab (internal/lab) runs as a helper process inside
+// the registry namespace (its DNS servers bound in the DNS namespace), the
+// row's network faults are applied, containerd is started in the node
+// namespace with the scenario's node root as its /etc, and then
+//
+//  1. containerd pulls through CRI PullImage (internal/cri) as the kubelet
+//     does; its error text must show the expected layer and role;
+//  2. `pullpath probe IMAGE --root <node root> -o json` runs in the same
+//     namespace and must give the same layer and role;
+//  3. `pullpath explain -o json` reads containerd's own event text and must
+//     give the same layer (and role, where the text shows one).
+//
+// A column whose command is still a placeholder is reported "(not built)".
+// Run it as root with Debian's containerd and iproute2 installed
+// (apt-get install -y --no-upgrade containerd iproute2):
+//
+//	PULLPATH_NETLAB=1 go test ./internal/netlab/ ./internal/cri/ -v
+//
+// Rows run 8 at a time (PULLPATH_NETLAB_PARALLEL); the tier takes about two
+// minutes, bounded by the row whose dropped mirror costs containerd 30 s per
+// request. -update rewrites testdata/containerd-errors.jsonl, the corpus of
+// containerd's verbatim errors; PULLPATH_NETLAB_BIN runs a given pullpath
+// binary instead of building ./cmd/pullpath.
 package netlab

@@ -493,9 +493,13 @@ var (
 	buildErr  error
 )
 
-// buildPullpath builds ./cmd/pullpath once per test binary.
+// buildPullpath builds ./cmd/pullpath once per test binary, or returns
+// $PULLPATH_NETLAB_BIN when that names a pullpath binary to use instead.
 func buildPullpath(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("PULLPATH_NETLAB_BIN"); bin != "" {
+		return bin
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", netlab.Prefix+"bin-")
 		if err != nil {
