@@ -26,6 +26,8 @@ type probeOptions struct {
 	username      string
 	passwordStdin bool
 	progress      bool
+	runtimePull   bool
+	criSocket     string
 }
 
 // NewCmdProbe builds `pullpath probe IMAGE`.
@@ -66,6 +68,8 @@ nothing about the pull.`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
+	f.BoolVar(&o.runtimePull, "runtime-pull", false, "after the probe, ask the node's runtime to pull through CRI (as the kubelet does) and compare; this adds the image to the node's image store")
+	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
 	return cmd
@@ -93,6 +97,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
+	if o.runtimePull {
+		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})
+	}
 	if o.output == "json" {
 		err = report.JSON(o.streams.Out, rep)
 	} else {
@@ -101,7 +108,7 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: err}
 	}
-	if !rep.Verdict.OK {
+	if !rep.Verdict.OK || (rep.Runtime != nil && rep.Runtime.Error != "" && !rep.Runtime.OK) {
 		return exitCode(ExitFailure)
 	}
 	return nil

@@ -298,6 +298,12 @@ func runRow(t *testing.T, r row, bin string) {
 	// 2. pullpath probe in the same namespace, reading the same node root.
 	probeRow(t, ctx, r, bin, node, root, sc, want, &res)
 
+	// 2b. probe --runtime-pull: the probe asks this containerd itself and
+	// must agree with it; after step 1 a healthy image is already cached.
+	if runtimePullRows[r.name] {
+		runtimePullRow(t, ctx, bin, node, root, sc, cd.Socket)
+	}
+
 	// 3. pullpath explain on containerd's own event text.
 	if pe != nil {
 		explainWant := want
@@ -306,6 +312,52 @@ func runRow(t *testing.T, r row, bin string) {
 			t.Logf("explain expectation differs from the probe's: %s", r.why)
 		}
 		explainRow(t, ctx, bin, pe.Event(), explainWant, &res)
+	}
+}
+
+// runtimePullRows are the rows where `probe --runtime-pull` is run too (the
+// fast ones: each costs one more containerd pull).
+var runtimePullRows = map[string]bool{"healthy": true, "dns-nxdomain": true, "tls-untrusted": true, "auth-anonymous": true, "blob-refused": true}
+
+func runtimePullRow(t *testing.T, ctx context.Context, bin string, node *netlab.Netns, root string, sc labScenario, socket string) {
+	t.Helper()
+	args := []string{"probe", sc.Image, "--root", root, "-o", "json", "--timeout", "3s", "--deadline", "60s", "--runtime-pull", "--cri-socket", socket}
+	if sc.Platform != "" {
+		args = append(args, "--platform", sc.Platform)
+	}
+	cmd := node.Command(ctx, bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	var rep struct {
+		Verdict struct {
+			OK bool `json:"ok"`
+		} `json:"verdict"`
+		Runtime *struct {
+			OK      bool   `json:"ok"`
+			Cached  bool   `json:"cached"`
+			Agrees  bool   `json:"agrees"`
+			Error   string `json:"error"`
+			Note    string `json:"note"`
+			Verdict *struct {
+				Layer string `json:"layer"`
+			} `json:"verdict"`
+		} `json:"runtime"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Runtime == nil {
+		t.Errorf("probe --runtime-pull %s: no runtime result (%v); stderr %q", sc.Image, err, stderr.String())
+		return
+	}
+	rt := rep.Runtime
+	t.Logf("probe --runtime-pull: runtime ok=%v cached=%v agrees=%v error=%q note=%q", rt.OK, rt.Cached, rt.Agrees, rt.Error, rt.Note)
+	if !rt.Agrees {
+		t.Errorf("probe --runtime-pull %s: the runtime and the probe disagree: %s", sc.Image, rt.Note)
+	}
+	if sc.Expect.OK && !rt.Cached {
+		t.Errorf("probe --runtime-pull %s: containerd pulled it in step 1, want cached=true", sc.Image)
+	}
+	if !sc.Expect.OK && (rt.OK || rt.Verdict == nil) {
+		t.Errorf("probe --runtime-pull %s: want a failed runtime pull with a verdict, got ok=%v", sc.Image, rt.OK)
 	}
 }
 

@@ -182,7 +182,13 @@ func (p *prober) run(ctx context.Context, image string) error {
 	for _, pr := range view.Problems {
 		r.Warnings = append(r.Warnings, verdict.Warning{Code: pr.Cause, Endpoint: pr.Endpoint, Message: pr.Error()})
 	}
-	p.tr = newTracer(&netpath.Resolver{View: view, Timeout: p.o.Timeout, Port: p.o.DNSPort}, p.o.Timeout)
+	// A query waits as long as the node's resolver would (resolv.conf
+	// timeout), never longer than a step may.
+	dnsTimeout := p.o.Timeout
+	if t := view.Resolv.Timeout; t > 0 && t < dnsTimeout {
+		dnsTimeout = t
+	}
+	p.tr = newTracer(&netpath.Resolver{View: view, Timeout: dnsTimeout, Port: p.o.DNSPort}, p.o.Timeout)
 
 	// 2. Credentials for the registry host.
 	creds, err := p.credentials(domain)

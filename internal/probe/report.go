@@ -84,6 +84,7 @@ type Blob struct {
 type RuntimePull struct {
 	Socket  string           `json:"socket"`
 	OK      bool             `json:"ok"`
+	Cached  bool             `json:"cached"` // the runtime already held the image: not a fresh pull
 	Error   string           `json:"error,omitempty"`
 	Verdict *verdict.Verdict `json:"verdict,omitempty"`
 	Agrees  bool             `json:"agrees"`

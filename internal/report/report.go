@@ -142,14 +142,26 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 	}
 	writeVerdict(b, r.Verdict, s)
 	if r.Runtime != nil {
-		fmt.Fprintf(b, "\n%s %s\n", s.Bold("runtime pull"), r.Runtime.Socket)
-		if r.Runtime.OK {
+		rt := r.Runtime
+		fmt.Fprintf(b, "\n%s %s %s\n", s.Bold("runtime pull"), rt.Socket, s.Dim("("+fmtMillis(float64(rt.Millis))+")"))
+		switch {
+		case rt.OK:
 			fmt.Fprintf(b, "  %s the runtime pulled the image\n", s.Green("✔"))
-		} else {
-			fmt.Fprintf(b, "  %s %s\n", s.Red("✘"), r.Runtime.Error)
+		case rt.Error != "":
+			fmt.Fprintf(b, "  %s %s\n", s.Red("✘"), rt.Error)
 		}
-		if r.Runtime.Note != "" {
-			fmt.Fprintf(b, "  %s\n", r.Runtime.Note)
+		if rt.Verdict != nil {
+			fmt.Fprintf(b, "  explained: layer %s  cause %s  role %s  endpoint %s\n", rt.Verdict.Layer, rt.Verdict.Cause, dashIfEmpty(string(rt.Verdict.Role)), dashIfEmpty(rt.Verdict.Endpoint))
+		}
+		if rt.OK || rt.Verdict != nil {
+			if rt.Agrees {
+				fmt.Fprintf(b, "  %s the runtime agrees with the probe\n", s.Green("✔"))
+			} else {
+				fmt.Fprintf(b, "  %s the runtime and the probe DISAGREE\n", s.Red("✘"))
+			}
+		}
+		if rt.Note != "" {
+			fmt.Fprintf(b, "  %s\n", rt.Note)
 		}
 	}
 	fmt.Fprintf(b, "\n%s\n", Summary(r.Verdict, r.Millis))
@@ -240,4 +252,11 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func dashIfEmpty(x string) string {
+	if x == "" {
+		return "-"
+	}
+	return x
 }

@@ -1,0 +1,110 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/cri"
+	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/registry"
+)
+
+// DefaultCRISocket is containerd's socket, relative to the node root.
+const DefaultCRISocket = "run/containerd/containerd.sock"
+
+// RuntimeOptions configure RuntimePull.
+type RuntimeOptions struct {
+	Socket  string // CRI socket; default <root>/run/containerd/containerd.sock
+	Root    string
+	Creds   *registry.Credentials
+	Timeout time.Duration // the whole runtime pull; default 10m
+}
+
+// RuntimePullFor asks the node's runtime itself to pull image through CRI,
+// exactly as the kubelet does, and sets rep.Runtime: the runtime's result,
+// its error explained with the message classifier, and whether it agrees
+// with the probe's verdict. An image the runtime already holds is reported
+// as such: its pull cannot be a fresh one (R3), and pullpath never deletes
+// the user's images to make it so. The pull adds the image to the node's
+// image store; that is why it is opt-in.
+func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOptions) {
+	if o.Socket == "" {
+		root := o.Root
+		if root == "" {
+			root = "/"
+		}
+		o.Socket = filepath.Join(root, DefaultCRISocket)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	rp := &RuntimePull{Socket: o.Socket}
+	rep.Runtime = rp
+	start := time.Now()
+	defer func() { rp.Millis = time.Since(start).Milliseconds() }()
+
+	c, err := cri.Dial(ctx, o.Socket)
+	if err != nil {
+		rp.Error = err.Error()
+		rp.Note = "the runtime could not be asked: no runtime pull to compare with (is --cri-socket the node's containerd socket, and is it mounted?)"
+		return
+	}
+	defer c.Close()
+
+	if img, err := c.ImageStatus(ctx, image); err == nil && img != nil {
+		rp.Cached = true
+		rp.Note = fmt.Sprintf("the runtime already holds this image (%s): its pull re-resolves the manifest but downloads no layer it has, so it is not a fresh pull (R3: a cached image lies). pullpath never deletes images; for a fresh pull use a node that does not have it", shortID(img.ID))
+	}
+
+	var auth *cri.AuthConfig
+	if !o.Creds.Anonymous() {
+		auth = &cri.AuthConfig{Username: o.Creds.Username, Password: o.Creds.Password}
+		if o.Creds.Username == "" {
+			auth = &cri.AuthConfig{IdentityToken: o.Creds.Password}
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	_, err = c.Pull(pctx, image, auth)
+	if err == nil {
+		rp.OK = true
+		rp.Agrees = rep.Verdict.OK
+		if !rp.Agrees {
+			rp.Note = join(rp.Note, fmt.Sprintf("DISAGREE: the runtime pulled the image but the probe says %s. Either the probe models something the runtime does not do here (or the image was cached), or this is a pullpath bug: please report it with `-o json`", rep.Verdict.Cause))
+		}
+		return
+	}
+	text := err.Error()
+	event := text
+	if pe, ok := err.(*cri.PullError); ok {
+		text, event = pe.Text, pe.Event()
+	}
+	rp.Error = text
+	res := explain.Classify(event)
+	v := res.Verdict
+	rp.Verdict = &v
+	rp.Agrees = !rep.Verdict.OK && v.Layer == rep.Verdict.Layer
+	if !rp.Agrees {
+		probeSays := "ok"
+		if !rep.Verdict.OK {
+			probeSays = string(rep.Verdict.Layer) + " (" + rep.Verdict.Cause + ")"
+		}
+		rp.Note = join(rp.Note, fmt.Sprintf("DISAGREE: the runtime fails at %s (%s) but the probe says %s. The runtime's configuration differs from what the probe read (another hosts dir, proxy environment, credentials), or this is a pullpath bug: please report it with `-o json`", v.Layer, v.Cause, probeSays))
+	}
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func shortID(id string) string {
+	if len(id) > 19 {
+		return id[:19]
+	}
+	return id
+}
