@@ -325,10 +325,19 @@ func runtimePullRow(t *testing.T, ctx context.Context, bin string, node *netlab.
 	if sc.Platform != "" {
 		args = append(args, "--platform", sc.Platform)
 	}
+	var stdin string
+	if sc.Username != "" {
+		args = append(args, "--username", sc.Username, "--password-stdin")
+		stdin = sc.Password + "\n"
+	}
 	cmd := node.Command(ctx, bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	_ = cmd.Run()
+	if sc.Password != "" && strings.Contains(stdout.String()+stderr.String(), sc.Password) {
+		t.Errorf("probe --runtime-pull output shows the password")
+	}
 	var rep struct {
 		Verdict struct {
 			OK bool `json:"ok"`
