@@ -6,7 +6,8 @@ package demo
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -122,17 +123,8 @@ func Check(e lab.Expect, r *probe.Report) []string {
 	}
 	for _, w := range e.Warnings {
 		if !have[w] {
-			out = append(out, fmt.Sprintf("warning %q missing (have %v)", w, sortedKeys(have)))
+			out = append(out, fmt.Sprintf("warning %q missing (have %v)", w, slices.Sorted(maps.Keys(have))))
 		}
 	}
-	return out
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -3,12 +3,12 @@ package probe
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,7 +112,7 @@ func (p *prober) finish(err error) {
 		s := fmt.Sprintf("The pull path works: manifest from %s", r.ServedBy)
 		switch p.o.Blobs {
 		case BlobsFull:
-			s += fmt.Sprintf(", %d blobs (%s) downloaded and verified from %s", len(r.Blobs), HumanBytes(bytes), strings.Join(sortedKeys(hosts), ", "))
+			s += fmt.Sprintf(", %d blobs (%s) downloaded and verified from %s", len(r.Blobs), HumanBytes(bytes), strings.Join(slices.Sorted(maps.Keys(hosts)), ", "))
 		case BlobsHead:
 			s += fmt.Sprintf(", %d blobs checked with HEAD (not downloaded)", len(r.Blobs))
 		default:
@@ -460,17 +460,6 @@ func HumanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-var _ = errors.New
 
 // podView warns when the resolver the probe reads is a pod's cluster DNS
 // (ClusterFirst: search domains under cluster.local), not the node's: R1,

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/probe"
@@ -121,7 +122,7 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 		}
 		fmt.Fprintf(b, "\n%s %d blobs, %d verified, %d failed, %d skipped, %s received", s.Bold("blobs"), len(r.Blobs), ok, failed, skipped, probe.HumanBytes(bytes))
 		if len(hosts) > 0 {
-			fmt.Fprintf(b, " from %s", strings.Join(sortedKeys(hosts), ", "))
+			fmt.Fprintf(b, " from %s", strings.Join(slices.Sorted(maps.Keys(hosts)), ", "))
 		}
 		fmt.Fprintln(b)
 		for _, bl := range r.Blobs {
@@ -243,15 +244,6 @@ func short(d string) string {
 		return d[:i+13]
 	}
 	return d
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func dashIfEmpty(x string) string {
