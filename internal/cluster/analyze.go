@@ -225,8 +225,16 @@ func (a *analysis) events() {
 	}
 	kind := strings.ToLower(string(a.in.Workload.Kind))
 	var kept []*corev1.Event
+	seen := map[string]bool{}
 	for i := range a.in.Events {
 		e := &a.in.Events[i]
+		if e.Name != "" {
+			key := e.Namespace + "/" + e.Name
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
 		k := strings.ToLower(e.InvolvedObject.Kind)
 		if !(k == "pod" && pods[e.InvolvedObject.Name]) && !(k == kind && e.InvolvedObject.Name == a.in.Workload.Name) {
 			continue
@@ -268,7 +276,7 @@ func (a *analysis) events() {
 			Type:   e.Type, Reason: e.Reason, Message: redact(e.Message), Count: count,
 			First: eventTime(e), Last: eventLast(e),
 		}
-		if e.Reason == "Failed" || e.Reason == "BackOff" || e.Reason == "ErrImageNeverPull" || e.Reason == "InspectFailed" {
+		if (e.Reason == "Failed" || e.Reason == "BackOff" || e.Reason == "ErrImageNeverPull" || e.Reason == "InspectFailed") && !strings.HasPrefix(e.Message, "Error: ") {
 			if v, ok := a.podVerd[e.InvolvedObject.Name]; ok && isDetailedPullFailure(e) && firstDetailed[e.InvolvedObject.Name] {
 				ev.Verdict = v
 			} else {
@@ -638,8 +646,8 @@ func (a *analysis) replicas() {
 	all := true
 	for i := range a.rep.Nodes {
 		nd := &a.rep.Nodes[i]
-		if !nd.Eligible || nd.Cached {
-			continue
+		if !nd.Eligible || nd.Cached || nd.ListFull {
+			continue // a full list proves nothing either way
 		}
 		if !nd.Created.After(newestCached) {
 			all = false

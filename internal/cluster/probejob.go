@@ -206,6 +206,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 					AutomountServiceAccountToken: &f,
 					EnableServiceLinks:           &f,
 					ImagePullSecrets:             pullSecrets,
+					Volumes:                      volumes,
 					SecurityContext: &corev1.PodSecurityContext{
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},

@@ -53,6 +53,10 @@ func WriteText(w io.Writer, r *Report) error {
 
 	if len(r.Events) > 0 {
 		p("\nEvents (oldest first):\n")
+		ow, rw := 0, 0
+		for _, e := range r.Events {
+			ow, rw = max(ow, len(e.Object)), max(rw, len(e.Reason))
+		}
 		for _, e := range r.Events {
 			tag := ""
 			if e.Verdict != nil {
@@ -62,7 +66,7 @@ func WriteText(w io.Writer, r *Report) error {
 			if e.Count > 1 {
 				count = fmt.Sprintf(" (x%d)", e.Count)
 			}
-			p("  %s  %-24s %-16s %s%s%s\n", e.First.UTC().Format("2006-01-02 15:04:05"), e.Object, e.Reason, e.Message, count, tag)
+			p("  %s  %-*s  %-*s  %s%s%s\n", e.First.UTC().Format("2006-01-02 15:04:05"), ow, e.Object, rw, e.Reason, e.Message, count, tag)
 		}
 	}
 
