@@ -628,6 +628,9 @@ func (a *analysis) replicas() {
 		case nd != nil && nd.Verdict != nil && nd.Probe != nil && !nd.Verdict.OK:
 			r.CacheOnly = true
 			r.Basis = "the probe on this node fails at " + string(nd.Probe.Verdict.Layer)
+		case nd != nil && a.poolProbeFailure(nd.Pool) != "":
+			r.CacheOnly = true
+			r.Basis = "the probe on " + a.poolProbeFailure(nd.Pool) + " (same pool) fails"
 		case failed:
 			r.CacheOnly = true
 			r.Basis = "inferred: a fresh pull fails on " + a.rep.Node + "; run with --probe to prove this node"
@@ -660,6 +663,17 @@ func (a *analysis) replicas() {
 	if all && !newestCached.IsZero() {
 		a.rep.Cache.Since = since
 	}
+}
+
+// poolProbeFailure names a node of pool whose probe failed, or "".
+func (a *analysis) poolProbeFailure(pool string) string {
+	for i := range a.rep.Nodes {
+		nd := &a.rep.Nodes[i]
+		if nd.Pool == pool && nd.Probe != nil && nd.Verdict != nil && !nd.Verdict.OK {
+			return nd.Name
+		}
+	}
+	return ""
 }
 
 // identity checks the pull secrets and the credential provider, and says

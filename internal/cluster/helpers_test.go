@@ -211,7 +211,7 @@ func TestProbeTargets(t *testing.T) {
 func TestProbeJobSpec(t *testing.T) {
 	po := ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", RunID: "abcd1234", Deadline: 90 * time.Second, StepTimeout: 10 * time.Second}
 	j := ProbeJob(ProbeTarget{Node: clustertest.NewNode, Platform: "linux/amd64"}, clustertest.Image, "shop", po, "acr-pull")
-	checkProbeJob(t, j, clustertest.NewNode, "acr-pull")
+	checkProbeJob(t, j, clustertest.NewNode, "linux/amd64", "acr-pull")
 }
 
 // TestWriteTextGolden renders the fixture's diagnosis; refresh with -update.

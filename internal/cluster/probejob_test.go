@@ -11,7 +11,7 @@ import (
 
 // checkProbeJob asserts the safety and pinning properties of a probe Job,
 // whether built in memory or read back from an API server.
-func checkProbeJob(t *testing.T, j *batchv1.Job, node, secret string) {
+func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) {
 	t.Helper()
 	ps := j.Spec.Template.Spec
 	if ps.NodeName != node {
@@ -63,7 +63,7 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, secret string) {
 		t.Errorf("privilege escalation or privileged allowed: %+v", sc)
 	}
 	args := strings.Join(c.Args, " ")
-	for _, want := range []string{"probe " + "myacr.azurecr.io/team/app:1.2", "--root " + HostRoot, "-o json", "--deadline", "--platform linux/amd64"} {
+	for _, want := range []string{"probe " + "myacr.azurecr.io/team/app:1.2", "--root " + HostRoot, "-o json", "--deadline", "--platform " + platform} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
 		}
