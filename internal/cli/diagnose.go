@@ -114,15 +114,20 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if !ok {
 		return usageErrorf("unknown output %q: want text or json", o.output)
 	}
-	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
-	}
 	if o.cleanup && len(args) > 0 {
 		return usageErrorf("--cleanup takes no workload")
 	}
-	if !o.cleanup && len(args) == 0 {
-		return usageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+	if !o.cleanup {
+		if len(args) == 0 {
+			return usageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+		}
+		if _, err := cluster.ParseWorkload(args, ""); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
 	}
 	cs, err := cluster.NewClientset(o.config)
 	if err != nil {

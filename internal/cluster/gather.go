@@ -46,6 +46,9 @@ func NewClientset(getter genericclioptions.RESTClientGetter) (kubernetes.Interfa
 		cfg.Timeout = requestTimeout
 	}
 	cfg.UserAgent = "pullpath-diagnose"
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)

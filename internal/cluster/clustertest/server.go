@@ -107,7 +107,7 @@ func Start(t testing.TB) *Server {
 		"--enable-priority-and-fairness=false",
 		"--v", "0",
 	)
-	srv.Config = &rest.Config{Host: srv.URL, BearerToken: AdminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: pki.caFile}, Timeout: 30 * time.Second}
+	srv.Config = &rest.Config{Host: srv.URL, BearerToken: AdminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: pki.caFile}, Timeout: 30 * time.Second, QPS: 200, Burst: 400}
 	waitReady(ctx, t, srv, filepath.Join(dir, "kube-apiserver.log"))
 	cs, err := kubernetes.NewForConfig(srv.Config)
 	if err != nil {
