@@ -44,6 +44,8 @@ type analysis struct {
 	podVerd map[string]*verdict.Verdict // failing pod name → its verdict
 	nodeIdx map[string]int              // node name → index in rep.Nodes
 	landed  string                      // pod the diagnosis centres on
+
+	probeFail map[string]string // pool → a node whose probe failed
 }
 
 // Analyze turns the objects read from a cluster into a diagnosis. It is a
@@ -578,6 +580,11 @@ func (a *analysis) pools() {
 			p.Newest = nd.Created
 		}
 	}
+	byPool := make(map[string][]*Node, len(a.rep.Pools))
+	for i := range a.rep.Nodes {
+		nd := &a.rep.Nodes[i]
+		byPool[nd.Pool] = append(byPool[nd.Pool], nd)
+	}
 	for i := range a.rep.Pools {
 		p := &a.rep.Pools[i]
 		if p.Eligible {
@@ -587,11 +594,7 @@ func (a *analysis) pools() {
 		if !p.Eligible {
 			p.Status = PoolIneligible
 		}
-		for j := range a.rep.Nodes {
-			nd := &a.rep.Nodes[j]
-			if nd.Pool != p.Name {
-				continue
-			}
+		for _, nd := range byPool[p.Name] {
 			if nd.Verdict != nil && !nd.Verdict.OK {
 				p.Status = PoolBroken
 				break
@@ -667,13 +670,16 @@ func (a *analysis) replicas() {
 
 // poolProbeFailure names a node of pool whose probe failed, or "".
 func (a *analysis) poolProbeFailure(pool string) string {
-	for i := range a.rep.Nodes {
-		nd := &a.rep.Nodes[i]
-		if nd.Pool == pool && nd.Probe != nil && nd.Verdict != nil && !nd.Verdict.OK {
-			return nd.Name
+	if a.probeFail == nil {
+		a.probeFail = map[string]string{}
+		for i := range a.rep.Nodes {
+			nd := &a.rep.Nodes[i]
+			if _, done := a.probeFail[nd.Pool]; !done && nd.Probe != nil && nd.Verdict != nil && !nd.Verdict.OK {
+				a.probeFail[nd.Pool] = nd.Name
+			}
 		}
 	}
-	return ""
+	return a.probeFail[pool]
 }
 
 // identity checks the pull secrets and the credential provider, and says
@@ -842,6 +848,15 @@ func (a *analysis) conclude() {
 	}
 	if !probed {
 		r.Next = append(r.Next, fmt.Sprintf("Prove it below the pod, on a fresh node of every eligible pool: `pullpath diagnose %s -n %s --probe`.", r.Workload, r.Namespace))
+	}
+	var probeImageFailed []string
+	for i := range r.Nodes {
+		if pr := r.Nodes[i].Probe; pr != nil && pr.Status == ProbeImagePull && !pr.SameRegistry {
+			probeImageFailed = append(probeImageFailed, r.Nodes[i].Name)
+		}
+	}
+	if len(probeImageFailed) > 0 {
+		r.Next = append(r.Next, fmt.Sprintf("%d node(s) could not pull the probe's own image (%s): that is evidence the nodes cannot reach its registry; rerun with --probe-image pointing at a copy in %s to test the app's registry itself.", len(probeImageFailed), strings.Join(probeImageFailed, ", "), r.Registry))
 	}
 	if len(cachedOnly) > 0 && !r.Verdict.OK {
 		r.Next = append(r.Next, "Do not take the running replicas on "+strings.Join(cachedOnly, ", ")+" as proof: their nodes pulled the image long ago. Verify on a node you did not repair by hand, ideally one created by scale-up or replacement.")

@@ -74,7 +74,7 @@ func TestAPIServer(t *testing.T) {
 	})
 
 	t.Run("probe jobs as stored", func(t *testing.T) {
-		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, probePullMessage)
+		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Keep: true, UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "kept0001"}
 		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
@@ -109,6 +109,31 @@ func TestAPIServer(t *testing.T) {
 		deleted, err := Cleanup(ctx, srv.Clientset, clustertest.Namespace, "")
 		if err != nil || len(deleted) != 4 {
 			t.Errorf("Cleanup = %v, %v; want the 4 kept jobs", deleted, err)
+		}
+		assertNoProbeJobs(t, srv.Clientset)
+	})
+
+	t.Run("probe pod in back-off: its event names the failure", func(t *testing.T) {
+		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ImagePullBackOff",
+			`Back-off pulling image "ghcr.io/pullpath/pullpath:v1"`,
+			`Failed to pull image "ghcr.io/pullpath/pullpath:v1": rpc error: code = Unknown desc = failed to pull and unpack image "ghcr.io/pullpath/pullpath:v1": failed to resolve reference "ghcr.io/pullpath/pullpath:v1": failed to do request: Head "https://ghcr.io/v2/pullpath/pullpath/manifests/v1": dial tcp 140.82.121.34:443: i/o timeout`)
+		defer stop()
+		po := &ProbeOptions{Image: "ghcr.io/pullpath/pullpath:v1", Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "backoff1"}
+		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		if err != nil {
+			t.Fatalf("Diagnose --probe: %v", err)
+		}
+		nd := findNode(r, clustertest.NewNode)
+		if nd == nil || nd.Probe == nil || nd.Probe.Status != ProbeImagePull || nd.Probe.Verdict.Cause != "route.timeout" || nd.Probe.SameRegistry {
+			t.Fatalf("probe = %+v, want the probe image pull failure from the event, another registry", nd)
+		}
+		// Another registry: evidence about the node, not a verdict on the
+		// app's registry, so the node keeps its pod's verdict.
+		if nd.Verdict == nil || nd.Verdict.Cause != "route.timeout" || !strings.Contains(nd.Probe.Error, "ghcr.io") {
+			t.Errorf("node verdict %+v, probe error %q", nd.Verdict, nd.Probe.Error)
+		}
+		if p := findNode(r, "aks-armpool-45678901-vmss000000"); p == nil || p.Verdict != nil {
+			t.Errorf("armpool node verdict = %+v, want none (the probe image's registry is not the app's)", p)
 		}
 		assertNoProbeJobs(t, srv.Clientset)
 	})
@@ -163,7 +188,7 @@ func TestAPIServer(t *testing.T) {
 		}
 
 		applyManifests(t, srv.Clientset, "../../deploy/probe-namespace.yaml", clustertest.Namespace)
-		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, probePullMessage)
+		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po = &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "rbac0002"}
 		r, err = Diagnose(ctx, asSA, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
@@ -222,7 +247,7 @@ func assertNoProbeJobs(t *testing.T, cs kubernetes.Interface) {
 // this test cluster does not run: for every probe Job it creates the pod the
 // controller would, and reports what a kubelet reports when the node cannot
 // pull the probe image.
-func fakeJobController(t *testing.T, cs kubernetes.Interface, ns, pullMessage string) (stop func()) {
+func fakeJobController(t *testing.T, cs kubernetes.Interface, ns, reason, pullMessage, eventMessage string) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -247,8 +272,18 @@ func fakeJobController(t *testing.T, cs kubernetes.Interface, ns, pullMessage st
 					}
 					got.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 						Name: "probe", Image: p.Spec.Containers[0].Image,
-						State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: pullMessage}},
+						State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: pullMessage}},
 					}}}
+					if eventMessage != "" {
+						now := metav1.Now()
+						ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: got.Name + ".failed", Namespace: ns},
+							InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: got.Name, UID: got.UID},
+							Reason:         "Failed", Type: "Warning", Message: eventMessage, Source: corev1.EventSource{Component: "kubelet"},
+							FirstTimestamp: now, LastTimestamp: now, Count: 1}
+						if _, err := cs.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
+							t.Errorf("fake job controller: event: %v", err)
+						}
+					}
 					if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil && ctx.Err() == nil {
 						t.Errorf("fake job controller: pod status: %v", err)
 					}

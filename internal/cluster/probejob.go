@@ -335,12 +335,20 @@ func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarg
 func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, sameRegistry bool) {
 	for i := range p.Status.ContainerStatuses {
 		st := p.Status.ContainerStatuses[i].State
-		if w := st.Waiting; w != nil && pullReasons[w.Reason] && w.Message != "" && !strings.HasPrefix(w.Message, "Back-off") {
-			v := classify(w.Message)
+		if w := st.Waiting; w != nil && pullReasons[w.Reason] {
+			msg := w.Message
+			if msg == "" || strings.HasPrefix(msg, "Back-off") {
+				// The detail is in the pod's first "Failed to pull image" event.
+				msg = probePodPullEvent(ctx, cs, p)
+				if msg == "" {
+					continue
+				}
+			}
+			v := classify(msg)
 			r.Status = ProbeImagePull
 			r.Verdict = v
 			r.SameRegistry = sameRegistry
-			r.Error = "the node could not pull the probe image " + r.Image + ": " + w.Message
+			r.Error = "the node could not pull the probe image " + r.Image + ": " + redact(msg)
 			return
 		}
 		if st.Terminated != nil {
@@ -363,6 +371,28 @@ func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// probePodPullEvent returns the message of the first detailed "Failed to
+// pull image" event of a probe pod, or "".
+func probePodPullEvent(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) string {
+	c, cancel := reqCtx(ctx)
+	defer cancel()
+	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
+	if err != nil {
+		return ""
+	}
+	var first *corev1.Event
+	for i := range l.Items {
+		e := &l.Items[i]
+		if isDetailedPullFailure(e) && (first == nil || eventTime(e).Before(eventTime(first))) {
+			first = e
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return first.Message
+}
 
 // ParseProbeLog reads the probe's JSON report from its log: the last line
 // that parses as a report (the probe prints one JSON object; anything
