@@ -46,6 +46,7 @@ type analysis struct {
 	landed  string                      // pod the diagnosis centres on
 
 	probeFail map[string]string // pool → a node whose probe failed
+	probeOK   map[string]string // pool → a node whose probe pulled
 }
 
 // Analyze turns the objects read from a cluster into a diagnosis. It is a
@@ -634,6 +635,8 @@ func (a *analysis) replicas() {
 		case nd != nil && a.poolProbeFailure(nd.Pool) != "":
 			r.CacheOnly = true
 			r.Basis = "the probe on " + a.poolProbeFailure(nd.Pool) + " (same pool) fails"
+		case nd != nil && a.poolProbeOK(nd.Pool) != "":
+			r.Basis = "a fresh pull by the probe on " + a.poolProbeOK(nd.Pool) + " (same pool) works"
 		case failed:
 			r.CacheOnly = true
 			r.Basis = "inferred: a fresh pull fails on " + a.rep.Node + "; run with --probe to prove this node"
@@ -666,6 +669,20 @@ func (a *analysis) replicas() {
 	if all && !newestCached.IsZero() {
 		a.rep.Cache.Since = since
 	}
+}
+
+// poolProbeOK names a node of pool whose probe pulled the image, or "".
+func (a *analysis) poolProbeOK(pool string) string {
+	if a.probeOK == nil {
+		a.probeOK = map[string]string{}
+		for i := range a.rep.Nodes {
+			nd := &a.rep.Nodes[i]
+			if _, done := a.probeOK[nd.Pool]; !done && nd.Probe != nil && nd.Probe.Status == ProbeDone && nd.Probe.Verdict.OK {
+				a.probeOK[nd.Pool] = nd.Name
+			}
+		}
+	}
+	return a.probeOK[pool]
 }
 
 // poolProbeFailure names a node of pool whose probe failed, or "".

@@ -311,3 +311,48 @@ func TestGatherNotFound(t *testing.T) {
 		t.Fatalf("Gather(missing) error = %v, want not found naming deployment/nope", err)
 	}
 }
+
+// TestAnalyzeWithProbes feeds probe results as RunProbes would return them:
+// the probe on the landed node outranks the event text (R1), a passing probe
+// makes its pool fine, and a platform failure shows up on the arm64 pool.
+func TestAnalyzeWithProbes(t *testing.T) {
+	f := clustertest.AKS(fixtureNow)
+	in, err := Gather(context.Background(), fakeClientset(f), WorkloadRef{Kind: KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := func(cause string) *ProbeResult {
+		v := verdict.OKVerdict("the pull path works")
+		if cause != "" {
+			v = verdict.FromError(verdict.Errorf(cause, verdict.RoleRegistry, "myacr.azurecr.io:443", ""))
+		}
+		return &ProbeResult{Job: "j", Status: ProbeDone, Verdict: v}
+	}
+	in.Probes = map[string]*ProbeResult{
+		clustertest.NewNode:               done("route.unreachable"),
+		clustertest.NewNode2:              done("route.unreachable"),
+		"aks-user1-23456789-vmss000002":   done(""),
+		"aks-armpool-45678901-vmss000000": done("manifest.platform"),
+	}
+	r := Analyze(in, WithClassifier(fakeClassify), WithNow(fixtureNow))
+	if r.Verdict.Cause != "route.unreachable" {
+		t.Errorf("verdict = %s, want the landed node's probe (route.unreachable) over the event's route.timeout", r.Verdict.Cause)
+	}
+	want := map[string]PoolStatus{"system": PoolIneligible, "user1": PoolFine, "user2": PoolBroken, "armpool": PoolBroken}
+	if diff := poolDiff(r, want); diff != "" {
+		t.Error(diff)
+	}
+	for _, rp := range r.Replicas {
+		if rp.CacheOnly || !strings.Contains(rp.Basis, "works") {
+			t.Errorf("replica %+v: want not cache-only, a probe in its pool pulled", rp)
+		}
+	}
+	if !strings.Contains(r.Summary, "Fine (probed): user1") || !strings.Contains(r.Summary, "Broken: armpool, user2") {
+		t.Errorf("summary = %q, want broken and fine pools named", r.Summary)
+	}
+	for _, n := range r.Next {
+		if strings.Contains(n, "--probe`") {
+			t.Errorf("next steps still suggest --probe after probing: %q", n)
+		}
+	}
+}
