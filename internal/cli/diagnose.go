@@ -1,19 +1,175 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/pullpath/pullpath/internal/explain"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/pullpath/pullpath/internal/cluster"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// NewCmdDiagnose is a placeholder until the diagnose command lands.
+// diagnoseClassifier classifies a kubelet or runtime message for diagnose.
+//
+// diagnoseClassifier reads the kubelet's event and waiting texts with the
+// same classifier as `pullpath explain`.
+func diagnoseClassifier(msg string) verdict.Verdict {
+	return explain.Classify(msg).Verdict
+}
+
+// defaultProbeImage is the probe's own image unless --probe-image says
+// otherwise. A node that cannot reach ghcr.io needs --probe-image pointing
+// at a copy in a registry it can reach.
+func defaultProbeImage() string { return "ghcr.io/pullpath/pullpath:" + Version }
+
+type diagnoseOptions struct {
+	streams  Streams
+	config   *genericclioptions.ConfigFlags
+	classify cluster.Classifier
+
+	output         string
+	probe          bool
+	probeImage     string
+	probeNamespace string
+	usePullSecret  bool
+	cleanup        bool
+	keep           bool
+	deadline       time.Duration
+	stepTimeout    time.Duration
+	wait           time.Duration
+	maxImages      int
+}
+
+// NewCmdDiagnose builds `pullpath diagnose KIND/NAME`.
 func NewCmdDiagnose(streams Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "diagnose",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &ExitError{Code: ExitInternal, Err: errors.New("diagnose is not built yet")}
-		},
+	return newCmdDiagnose(streams, diagnoseClassifier)
+}
+
+func newCmdDiagnose(streams Streams, classify cluster.Classifier) *cobra.Command {
+	o := &diagnoseOptions{streams: streams, classify: classify, config: genericclioptions.NewConfigFlags(true)}
+	cmd := &cobra.Command{
+		Use:   "diagnose (pod NAME | KIND/NAME)",
+		Short: "Diagnose a workload's image pull from the cluster: failure, node, pools, cached images, trigger, identity",
+		Long: `diagnose reads a workload's pull failure the way you would by hand, and goes
+further: the first detailed "Failed to pull image" event and the node it landed on,
+every node pool the workload could be scheduled to (nodeSelector, required node
+affinity, taints, OS/arch), which nodes hold the image in their cache (so the
+replicas there only look healthy), the change that exposed it (scale-up, node
+replacement, pool upgrade), and the pull identity without printing secrets.
+
+With --probe it runs ` + "`pullpath probe`" + ` as a Job pinned to the node the pod landed on
+and to the newest node of every eligible pool, on the host network with the node's
+resolver and /etc, and removes the Jobs when done (also on Ctrl-C).
+
+KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
+		Example: `  pullpath diagnose pod app-7d9f8c6b5d-x2kqp -n shop
+  pullpath diagnose deployment/app -n shop -o json
+  pullpath diagnose deployment/app -n shop --probe --probe-image myacr.azurecr.io/tools/pullpath:v0.1.0
+  pullpath diagnose --cleanup -n shop
+  kubectl pullpath diagnose deploy/app -n shop`,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
+	o.config.AddFlags(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.BoolVar(&o.probe, "probe", false, "run pullpath probe as a Job on the landed node and the newest node of every eligible pool")
+	f.StringVar(&o.probeImage, "probe-image", "", "the probe's own image (default "+defaultProbeImage()+")")
+	f.StringVar(&o.probeNamespace, "probe-namespace", "", "namespace for the probe Jobs (default: the workload's)")
+	f.BoolVar(&o.usePullSecret, "use-pull-secret", false, "mount the workload's matching pull secret into the probe (needs get on secrets)")
+	f.BoolVar(&o.cleanup, "cleanup", false, "delete every probe Job pullpath left in the namespace, then exit")
+	f.BoolVar(&o.keep, "keep", false, "leave the probe Jobs in place (they expire after 10 minutes)")
+	f.DurationVar(&o.deadline, "probe-deadline", 2*time.Minute, "deadline of each probe run on a node")
+	f.DurationVar(&o.stepTimeout, "probe-step-timeout", 0, "timeout of each probe step (0: the probe's default)")
+	f.DurationVar(&o.wait, "probe-wait", 0, "how long to wait for all probes (0: the deadline plus 2 minutes)")
+	f.IntVar(&o.maxImages, "max-listed-images", 50, "the kubelet's nodeStatusMaxImages in this cluster (-1: no cap)")
+	return cmd
+}
+
+var diagnoseRenderers = map[string]func(io.Writer, *cluster.Report) error{
+	"text": cluster.WriteText,
+	"json": func(w io.Writer, r *cluster.Report) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	},
+}
+
+func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
+	render, ok := diagnoseRenderers[o.output]
+	if !ok {
+		return usageErrorf("unknown output %q: want text or json", o.output)
+	}
+	if o.cleanup && len(args) > 0 {
+		return usageErrorf("--cleanup takes no workload")
+	}
+	if !o.cleanup {
+		if len(args) == 0 {
+			return usageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+		}
+		if _, err := cluster.ParseWorkload(args, ""); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+	}
+	cs, err := cluster.NewClientset(o.config)
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	ctx := cmd.Context()
+	if o.cleanup {
+		deleted, err := cluster.Cleanup(ctx, cs, ns, "")
+		for _, d := range deleted {
+			fmt.Fprintf(o.streams.Out, "job/%s deleted\n", d)
+		}
+		if err != nil {
+			return &ExitError{Code: ExitInternal, Err: err}
+		}
+		if len(deleted) == 0 {
+			fmt.Fprintf(o.streams.Err, "no probe jobs in namespace %s\n", ns)
+		}
+		return nil
+	}
+	ref, err := cluster.ParseWorkload(args, ns)
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	do := cluster.DiagnoseOptions{Progress: func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }}
+	if o.probe {
+		img := o.probeImage
+		if img == "" {
+			img = defaultProbeImage()
+		}
+		do.Probe = &cluster.ProbeOptions{
+			Image: img, Namespace: o.probeNamespace, UsePullSecret: o.usePullSecret,
+			Deadline: o.deadline, StepTimeout: o.stepTimeout, Wait: o.wait, Keep: o.keep,
+		}
+	}
+	rep, err := cluster.Diagnose(ctx, cs, ref, do, cluster.WithClassifier(o.classify), cluster.WithMaxListedImages(o.maxImages))
+	if rep == nil {
+		code := ExitInternal
+		if errors.Is(err, cluster.ErrNotFound) {
+			code = ExitUsage
+		}
+		return &ExitError{Code: code, Err: err}
+	}
+	// Always print the partial report, even when a later step failed.
+	if rerr := render(o.streams.Out, rep); rerr != nil {
+		return &ExitError{Code: ExitInternal, Err: rerr}
+	}
+	if err != nil {
+		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	if rep.Failed() {
+		return exitCode(ExitFailure)
+	}
+	return nil
 }

@@ -1,0 +1,268 @@
+// Package clustertest starts a real etcd and kube-apiserver on loopback for
+// tests, and builds and loads realistic cluster fixtures. The binaries come
+// from tools/kube/build.sh through the PULLPATH_KUBE_BIN environment
+// variable; without it the tests that need them skip.
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// EnvBin names the directory holding the etcd and kube-apiserver binaries.
+const EnvBin = "PULLPATH_KUBE_BIN"
+
+// AdminToken is the static bearer token of the admin user (system:masters).
+const AdminToken = "pullpath-test-admin-token"
+
+// Server is a running etcd + kube-apiserver pair.
+type Server struct {
+	// URL is the API server's https://127.0.0.1:port.
+	URL string
+	// CAFile is the PEM file of the CA that signed the serving certificate.
+	CAFile string
+	// Kubeconfig is a kubeconfig file for the admin user.
+	Kubeconfig string
+	// Config is a rest config for the admin user.
+	Config *rest.Config
+	// Clientset is an admin clientset.
+	Clientset kubernetes.Interface
+}
+
+// Start starts etcd and kube-apiserver on loopback random ports and stops
+// them when the test ends. It skips the test when PULLPATH_KUBE_BIN is not
+// set, and fails it when the binaries are there but do not start.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := os.Getenv(EnvBin)
+	if bin == "" {
+		t.Skipf("%s is not set: build the test API server with `export %s=$(tools/kube/build.sh)` to run this test", EnvBin, EnvBin)
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			t.Fatalf("%s=%s: %v (run tools/kube/build.sh)", EnvBin, bin, err)
+		}
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	etcdClient, etcdPeer := freePort(t), freePort(t)
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
+	startProcess(t, filepath.Join(dir, "etcd.log"), filepath.Join(bin, "etcd"),
+		"--name", "default",
+		"--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL,
+		"--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", peerURL,
+		"--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "default="+peerURL,
+		"--listen-metrics-urls", "http://127.0.0.1:"+strconv.Itoa(freePort(t)),
+		"--unsafe-no-fsync",
+		"--log-level", "warn",
+	)
+
+	pki := writePKI(t, dir)
+	tokens := filepath.Join(dir, "tokens.csv")
+	writeFile(t, tokens, AdminToken+",admin,admin-uid,system:masters\n")
+	port := freePort(t)
+	srv := &Server{URL: "https://127.0.0.1:" + strconv.Itoa(port), CAFile: pki.caFile}
+	startProcess(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
+		"--etcd-servers", etcdURL,
+		"--bind-address", "127.0.0.1",
+		"--advertise-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(port),
+		"--cert-dir", filepath.Join(dir, "apiserver-certs"),
+		"--tls-cert-file", pki.certFile,
+		"--tls-private-key-file", pki.keyFile,
+		"--token-auth-file", tokens,
+		"--authorization-mode", "RBAC",
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", pki.saKeyFile,
+		"--service-account-signing-key-file", pki.saKeyFile,
+		"--service-cluster-ip-range", "10.96.0.0/24",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--v", "0",
+	)
+	srv.Config = &rest.Config{Host: srv.URL, BearerToken: AdminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: pki.caFile}, Timeout: 30 * time.Second, QPS: 200, Burst: 400}
+	waitReady(ctx, t, srv, filepath.Join(dir, "kube-apiserver.log"))
+	cs, err := kubernetes.NewForConfig(srv.Config)
+	if err != nil {
+		t.Fatalf("creating clientset: %v", err)
+	}
+	srv.Clientset = cs
+	srv.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	writeFile(t, srv.Kubeconfig, fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: test
+  context: {cluster: test, user: admin, namespace: default}
+current-context: test
+`, srv.URL, pki.caFile, AdminToken))
+	return srv
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startProcess runs a binary until the test ends, logging to a file that is
+// printed when the test fails.
+func startProcess(t testing.TB, logFile, bin string, args ...string) {
+	t.Helper()
+	log, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("%s log (tail):\n%s", filepath.Base(bin), b)
+		}
+	})
+}
+
+// waitReady polls /readyz until the server is ready. The bound is a
+// startup deadline, not an assertion about speed.
+func waitReady(ctx context.Context, t testing.TB, srv *Server, logFile string) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(srv.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	deadline := time.Now().Add(90 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+AdminToken)
+		resp, err := client.Do(req)
+		if err == nil {
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, buf.String())
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(logFile)
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	t.Fatalf("kube-apiserver did not become ready: %s\n%s", last, b)
+}
+
+type pkiFiles struct{ caFile, certFile, keyFile, saKeyFile string }
+
+// writePKI makes a CA, a serving certificate for 127.0.0.1/localhost and a
+// service-account signing key, all fresh for this test.
+func writePKI(t testing.TB, dir string) pkiFiles {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pullpath-test-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pemOf := func(typ string, b []byte) string { return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b})) }
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	saDER, _ := x509.MarshalECPrivateKey(saKey)
+	f := pkiFiles{
+		caFile: filepath.Join(dir, "ca.crt"), certFile: filepath.Join(dir, "apiserver.crt"),
+		keyFile: filepath.Join(dir, "apiserver.key"), saKeyFile: filepath.Join(dir, "sa.key"),
+	}
+	writeFile(t, f.caFile, pemOf("CERTIFICATE", caDER))
+	writeFile(t, f.certFile, pemOf("CERTIFICATE", der))
+	writeFile(t, f.keyFile, pemOf("EC PRIVATE KEY", keyDER))
+	writeFile(t, f.saKeyFile, pemOf("EC PRIVATE KEY", saDER))
+	return f
+}

@@ -1,0 +1,459 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/pullpath/pullpath/internal/probe"
+)
+
+// Labels and annotations on every object diagnose creates.
+const (
+	LabelManagedBy  = "app.kubernetes.io/managed-by"
+	LabelName       = "app.kubernetes.io/name"
+	LabelComponent  = "app.kubernetes.io/component"
+	LabelRun        = "pullpath.dev/run"
+	AnnotationNode  = "pullpath.dev/node"
+	AnnotationImage = "pullpath.dev/target-image"
+	managedBy       = "pullpath"
+	// HostRoot is where the node's /etc is mounted in the probe container;
+	// the probe runs with --root HostRoot.
+	HostRoot = "/host"
+	// pullSecretDir is where the pod's pull secret is mounted with
+	// --use-pull-secret.
+	pullSecretDir = "/var/run/pullpath/pull-secret"
+)
+
+// ProbeOptions configures the probe Jobs of Diagnose (--probe).
+type ProbeOptions struct {
+	// Image is the probe's own image (--probe-image); required.
+	Image string
+	// Namespace is where the Jobs run; "" means the workload's namespace
+	// (where its pull secrets are).
+	Namespace string
+	// UsePullSecret mounts the workload's matching pull secret into the
+	// probe (and lets the kubelet use the pull secrets for the probe image).
+	UsePullSecret bool
+	// StepTimeout is passed to the probe as --timeout when set.
+	StepTimeout time.Duration
+	// Deadline is the probe's whole-run deadline (--deadline). The default
+	// is 2 minutes.
+	Deadline time.Duration
+	// Wait bounds how long Diagnose waits for all probes. The default is
+	// Deadline plus 2 minutes (for scheduling and pulling the probe image).
+	Wait time.Duration
+	// Poll is the interval between status checks. The default is 2s.
+	Poll time.Duration
+	// Keep leaves the Jobs in place (they still expire through
+	// ttlSecondsAfterFinished). The default deletes them when done.
+	Keep bool
+	// RunID labels the objects of this run; "" means a random one.
+	RunID string
+}
+
+func (po *ProbeOptions) defaults() {
+	if po.Deadline <= 0 {
+		po.Deadline = 2 * time.Minute
+	}
+	if po.Wait <= 0 {
+		po.Wait = po.Deadline + 2*time.Minute
+	}
+	if po.Poll <= 0 {
+		po.Poll = 2 * time.Second
+	}
+	if po.RunID == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		po.RunID = hex.EncodeToString(b[:])
+	}
+}
+
+// ProbeTarget is one node to probe and why.
+type ProbeTarget struct {
+	Node string
+	Pool string
+	Why  string // "landed" or "newest of pool"
+	// Platform is os/arch of the node, passed as --platform.
+	Platform string
+}
+
+// ProbeTargets picks the nodes to probe from a report: the node the failing
+// pod landed on, and the newest node of every eligible pool (R9: a node
+// nobody repaired by hand).
+func ProbeTargets(r *Report) []ProbeTarget {
+	var out []ProbeTarget
+	seen := map[string]bool{}
+	add := func(n *Node, why string) {
+		if seen[n.Name] {
+			return
+		}
+		seen[n.Name] = true
+		t := ProbeTarget{Node: n.Name, Pool: n.Pool, Why: why}
+		if n.OS != "" && n.Arch != "" {
+			t.Platform = n.OS + "/" + n.Arch
+		}
+		out = append(out, t)
+	}
+	for i := range r.Nodes {
+		if r.Nodes[i].Name == r.Node {
+			add(&r.Nodes[i], "landed")
+		}
+	}
+	newest := map[string]*Node{}
+	var order []string
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if !n.Eligible || n.Unschedulable {
+			continue
+		}
+		cur, ok := newest[n.Pool]
+		if !ok {
+			order = append(order, n.Pool)
+		}
+		if !ok || n.Created.After(cur.Created) || n.Created.Equal(cur.Created) && n.Name > cur.Name {
+			newest[n.Pool] = n
+		}
+	}
+	for _, p := range order {
+		add(newest[p], "newest of pool")
+	}
+	return out
+}
+
+func jobName(runID, node string) string {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return fmt.Sprintf("pullpath-probe-%s-%08x", runID, h.Sum32())
+}
+
+// ProbeJob builds the Job that runs `pullpath probe` on one node: pinned
+// with nodeName, on the host network with the node's resolver (dnsPolicy
+// Default), tolerating every taint, the host's /etc mounted read-only at
+// the probe's --root, no capabilities, a read-only root filesystem, bounded
+// by activeDeadlineSeconds and cleaned up by ttlSecondsAfterFinished.
+// pullSecret, when not empty, names a dockerconfigjson secret to mount and
+// hand to the probe.
+func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecret string) *batchv1.Job {
+	po.defaults()
+	labels := map[string]string{
+		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID,
+	}
+	annotations := map[string]string{AnnotationNode: t.Node, AnnotationImage: image}
+	args := []string{"probe", image, "--root", HostRoot, "-o", "json", "--deadline", po.Deadline.String()}
+	if po.StepTimeout > 0 {
+		args = append(args, "--timeout", po.StepTimeout.String())
+	}
+	if t.Platform != "" {
+		args = append(args, "--platform", t.Platform)
+	}
+	f, tr := false, true
+	root := int64(0)
+	mounts := []corev1.VolumeMount{
+		{Name: "host-etc", MountPath: HostRoot + "/etc", ReadOnly: true},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	hostPathDir := corev1.HostPathDirectory
+	tmpLimit := resource.MustParse("64Mi")
+	volumes := []corev1.Volume{
+		{Name: "host-etc", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc", Type: &hostPathDir}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}},
+	}
+	var pullSecrets []corev1.LocalObjectReference
+	if pullSecret != "" {
+		args = append(args, "--docker-config", pullSecretDir+"/config.json")
+		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: pullSecretDir, ReadOnly: true})
+		mode := int32(0o400)
+		volumes = append(volumes, corev1.Volume{Name: "pull-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  pullSecret,
+			Items:       []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
+			DefaultMode: &mode,
+		}}})
+		pullSecrets = []corev1.LocalObjectReference{{Name: pullSecret}}
+	}
+	deadline := int64((po.Deadline + time.Minute).Seconds())
+	ttl := int32(600)
+	backoff := int32(0)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: jobName(po.RunID, t.Node), Namespace: namespace, Labels: labels, Annotations: annotations},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            &backoff,
+			ActiveDeadlineSeconds:   &deadline,
+			TTLSecondsAfterFinished: &ttl,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+				Spec: corev1.PodSpec{
+					NodeName:                     t.Node,
+					HostNetwork:                  true,
+					DNSPolicy:                    corev1.DNSDefault,
+					RestartPolicy:                corev1.RestartPolicyNever,
+					Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					AutomountServiceAccountToken: &f,
+					EnableServiceLinks:           &f,
+					ImagePullSecrets:             pullSecrets,
+					Volumes:                      volumes,
+					SecurityContext: &corev1.PodSecurityContext{
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:            "probe",
+						Image:           po.Image,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+						Args:            args,
+						VolumeMounts:    mounts,
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							// Root without any capability: it can read the
+							// node's root-only files (hosts.toml, CA files)
+							// but cannot override permissions or change
+							// anything; /etc is read-only anyway.
+							RunAsUser:                &root,
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							ReadOnlyRootFilesystem:   &tr,
+							AllowPrivilegeEscalation: &f,
+						},
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+					}},
+				},
+			},
+		},
+	}
+}
+
+// RunProbes creates one probe Job per target, waits for each to finish (or
+// for its pod to fail pulling the probe image, which is evidence too), reads
+// the probe's JSON report from the pod log, and deletes the Jobs it made,
+// also when ctx is cancelled (Ctrl-C). ref is the image to probe; secret is
+// the pull secret to mount ("" for none).
+func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarget, image, namespace, secret string, po ProbeOptions, classify Classifier) (map[string]*ProbeResult, error) {
+	po.defaults()
+	if po.Image == "" {
+		return nil, errors.New("running probes: no probe image")
+	}
+	if classify == nil {
+		classify = unknownClassifier
+	}
+	results := map[string]*ProbeResult{}
+	var created []string
+	defer func() {
+		if po.Keep {
+			return
+		}
+		// Clean up even when ctx is cancelled.
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+		defer cancel()
+		bg := metav1.DeletePropagationBackground
+		for _, name := range created {
+			_ = cs.BatchV1().Jobs(namespace).Delete(c, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+		}
+	}()
+	probeRef := parseImage(po.Image)
+	target := parseImage(image)
+	for _, t := range targets {
+		job := ProbeJob(t, image, namespace, po, secret)
+		c, cancel := reqCtx(ctx)
+		_, err := cs.BatchV1().Jobs(namespace).Create(c, job, metav1.CreateOptions{})
+		cancel()
+		if err != nil {
+			results[t.Node] = &ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeError, Error: "creating the probe job: " + err.Error(), Verdict: unknownClassifier("")}
+			continue
+		}
+		created = append(created, job.Name)
+		results[t.Node] = &ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeTimeout}
+	}
+	pending := func() int {
+		n := 0
+		for _, r := range results {
+			if r.Status == ProbeTimeout {
+				n++
+			}
+		}
+		return n
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, po.Wait)
+	defer cancel()
+	tick := time.NewTicker(po.Poll)
+	defer tick.Stop()
+	for pending() > 0 {
+		c, cancelReq := reqCtx(waitCtx)
+		pods, err := cs.CoreV1().Pods(namespace).List(c, metav1.ListOptions{LabelSelector: LabelRun + "=" + po.RunID})
+		cancelReq()
+		if err == nil {
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				r := results[p.Spec.NodeName]
+				if r == nil || r.Status != ProbeTimeout {
+					continue
+				}
+				r.Pod = p.Name
+				settleProbe(waitCtx, cs, p, r, classify, probeRef.host == target.host)
+			}
+		}
+		if pending() == 0 {
+			break
+		}
+		select {
+		case <-waitCtx.Done():
+			for _, r := range results {
+				if r.Status == ProbeTimeout {
+					r.Verdict = unknownClassifier("")
+					r.Error = "the probe did not finish in " + po.Wait.String()
+					if r.Pod == "" {
+						r.Error += " (no pod was created for its Job: is a job controller running, may pods run in this namespace?)"
+					}
+				}
+			}
+			if ctx.Err() != nil {
+				return results, fmt.Errorf("running probes: %w", ctx.Err())
+			}
+			return results, nil
+		case <-tick.C:
+		}
+	}
+	return results, nil
+}
+
+// settleProbe updates r from the probe pod p when it has an outcome.
+func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, sameRegistry bool) {
+	for i := range p.Status.ContainerStatuses {
+		st := p.Status.ContainerStatuses[i].State
+		if w := st.Waiting; w != nil && pullReasons[w.Reason] {
+			msg := w.Message
+			if msg == "" || strings.HasPrefix(msg, "Back-off") {
+				// The detail is in the pod's first "Failed to pull image" event.
+				msg = probePodPullEvent(ctx, cs, p)
+				if msg == "" {
+					continue
+				}
+			}
+			v := classify(msg)
+			r.Status = ProbeImagePull
+			r.Verdict = v
+			r.SameRegistry = sameRegistry
+			r.Error = "the node could not pull the probe image " + r.Image + ": " + redact(msg)
+			return
+		}
+		if st.Terminated != nil {
+			c, cancel := reqCtx(ctx)
+			defer cancel()
+			raw, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "probe", LimitBytes: ptr(int64(4 << 20))}).DoRaw(c)
+			if err != nil {
+				r.Status, r.Error, r.Verdict = ProbeError, "reading the probe log: "+err.Error(), unknownClassifier("")
+				return
+			}
+			rep, err := ParseProbeLog(raw)
+			if err != nil {
+				r.Status, r.Error, r.Verdict = ProbeError, err.Error(), unknownClassifier("")
+				return
+			}
+			r.Status, r.Report, r.Verdict = ProbeDone, rep, rep.Verdict
+			return
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// probePodPullEvent returns the message of the first detailed "Failed to
+// pull image" event of a probe pod, or "".
+func probePodPullEvent(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) string {
+	c, cancel := reqCtx(ctx)
+	defer cancel()
+	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
+	if err != nil {
+		return ""
+	}
+	var first *corev1.Event
+	for i := range l.Items {
+		e := &l.Items[i]
+		if isDetailedPullFailure(e) && (first == nil || eventTime(e).Before(eventTime(first))) {
+			first = e
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return first.Message
+}
+
+// ParseProbeLog reads the probe's JSON report from its log: the last line
+// that parses as a report (the probe prints one JSON object; anything
+// before it is ignored).
+func ParseProbeLog(log []byte) (*probe.Report, error) {
+	dec := json.NewDecoder(bytes.NewReader(trimToJSON(log)))
+	var last *probe.Report
+	for {
+		var r probe.Report
+		err := dec.Decode(&r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			break
+		}
+		if r.Image != "" || r.Verdict.Layer != "" {
+			last = &r
+		}
+	}
+	if last == nil {
+		return nil, fmt.Errorf("parsing the probe log: no JSON report in %d bytes", len(log))
+	}
+	if !last.Verdict.Layer.Valid() {
+		return nil, fmt.Errorf("parsing the probe log: unknown layer %q", last.Verdict.Layer)
+	}
+	return last, nil
+}
+
+// trimToJSON drops anything before the first '{'.
+func trimToJSON(b []byte) []byte {
+	if i := bytes.IndexByte(b, '{'); i >= 0 {
+		return b[i:]
+	}
+	return nil
+}
+
+// Cleanup deletes the probe Jobs diagnose made in namespace: those of one
+// run, or of every run when runID is empty. It returns their names.
+func Cleanup(ctx context.Context, cs kubernetes.Interface, namespace, runID string) ([]string, error) {
+	sel := LabelManagedBy + "=" + managedBy + "," + LabelComponent + "=probe"
+	if runID != "" {
+		sel += "," + LabelRun + "=" + runID
+	}
+	c, cancel := reqCtx(ctx)
+	defer cancel()
+	jobs, err := cs.BatchV1().Jobs(namespace).List(c, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing probe jobs: %w", err)
+	}
+	var deleted []string
+	bg := metav1.DeletePropagationBackground
+	var errs []error
+	for i := range jobs.Items {
+		name := jobs.Items[i].Name
+		if err := cs.BatchV1().Jobs(namespace).Delete(c, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+			errs = append(errs, fmt.Errorf("deleting job %s: %w", name, err))
+			continue
+		}
+		deleted = append(deleted, name)
+	}
+	slices.Sort(deleted)
+	return deleted, errors.Join(errs...)
+}

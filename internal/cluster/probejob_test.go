@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// checkProbeJob asserts the safety and pinning properties of a probe Job,
+// whether built in memory or read back from an API server.
+func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) {
+	t.Helper()
+	ps := j.Spec.Template.Spec
+	if ps.NodeName != node {
+		t.Errorf("nodeName = %q, want %q", ps.NodeName, node)
+	}
+	if !ps.HostNetwork || ps.DNSPolicy != corev1.DNSDefault {
+		t.Errorf("hostNetwork = %v, dnsPolicy = %q; want true, Default (the node's resolver)", ps.HostNetwork, ps.DNSPolicy)
+	}
+	if !slices.ContainsFunc(ps.Tolerations, func(tl corev1.Toleration) bool {
+		return tl.Operator == corev1.TolerationOpExists && tl.Key == "" && tl.Effect == ""
+	}) {
+		t.Errorf("tolerations = %+v, want one that tolerates every taint", ps.Tolerations)
+	}
+	if ps.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy = %q, want Never", ps.RestartPolicy)
+	}
+	if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken = %v, want false", ps.AutomountServiceAccountToken)
+	}
+	if j.Spec.ActiveDeadlineSeconds == nil || *j.Spec.ActiveDeadlineSeconds <= 0 {
+		t.Errorf("activeDeadlineSeconds = %v, want set", j.Spec.ActiveDeadlineSeconds)
+	}
+	if j.Spec.TTLSecondsAfterFinished == nil || *j.Spec.TTLSecondsAfterFinished <= 0 {
+		t.Errorf("ttlSecondsAfterFinished = %v, want set", j.Spec.TTLSecondsAfterFinished)
+	}
+	if j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit != 0 {
+		t.Errorf("backoffLimit = %v, want 0", j.Spec.BackoffLimit)
+	}
+	for _, l := range []string{LabelManagedBy, LabelRun, LabelComponent} {
+		if j.Labels[l] == "" || j.Spec.Template.Labels[l] == "" {
+			t.Errorf("label %s missing on job or pod template", l)
+		}
+	}
+	if j.Annotations[AnnotationNode] != node {
+		t.Errorf("annotation %s = %q, want %q", AnnotationNode, j.Annotations[AnnotationNode], node)
+	}
+	if len(ps.Containers) != 1 {
+		t.Fatalf("containers = %d, want 1", len(ps.Containers))
+	}
+	c := ps.Containers[0]
+	sc := c.SecurityContext
+	if sc == nil || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("capabilities = %+v, want drop ALL, add none", sc)
+	}
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("readOnlyRootFilesystem not true")
+	}
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Privileged != nil && *sc.Privileged {
+		t.Errorf("privilege escalation or privileged allowed: %+v", sc)
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"probe " + "myacr.azurecr.io/team/app:1.2", "--root " + HostRoot, "-o json", "--deadline", "--platform " + platform} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	etcMounted := false
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == HostRoot+"/etc" {
+			etcMounted = m.ReadOnly && slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool {
+				return v.Name == m.Name && v.HostPath != nil && v.HostPath.Path == "/etc"
+			})
+		} else if !m.ReadOnly && m.MountPath != "/tmp" {
+			t.Errorf("mount %s is writable", m.MountPath)
+		}
+	}
+	if !etcMounted {
+		t.Errorf("host /etc is not mounted read-only at %s/etc: mounts %+v, volumes %+v", HostRoot, c.VolumeMounts, ps.Volumes)
+	}
+	for _, v := range ps.Volumes {
+		if v.HostPath != nil && v.HostPath.Path != "/etc" {
+			t.Errorf("unexpected hostPath %s", v.HostPath.Path)
+		}
+	}
+	hasSecret := strings.Contains(args, "--docker-config "+pullSecretDir+"/config.json")
+	if (secret != "") != hasSecret {
+		t.Errorf("args %q: pull secret flag present = %v, want %v", args, hasSecret, secret != "")
+	}
+	if secret != "" && !slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == secret }) {
+		t.Errorf("pull secret %s not mounted", secret)
+	}
+}

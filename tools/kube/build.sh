@@ -1,0 +1,34 @@
+#!/bin/sh
+# build.sh builds the test-only kube-apiserver and etcd binaries from this
+# module (tools/kube) into a cache directory keyed on the hash of go.mod and
+# go.sum, and prints that directory. It does nothing when the binaries are
+# already there. Tests find them through PULLPATH_KUBE_BIN:
+#
+#	export PULLPATH_KUBE_BIN="$(tools/kube/build.sh)"
+#	go test ./internal/cluster/... ./internal/cli/...
+#
+# The cache root is $PULLPATH_KUBE_CACHE, else $XDG_CACHE_HOME/pullpath, else
+# $HOME/.cache/pullpath. A cold build takes several minutes.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PULLPATH_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pullpath}
+hash=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
+out="$cache/kube-$hash"
+
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$out"
+tmp=$(mktemp -d "$out.tmp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$here"
+# -trimpath keeps the binaries independent of this checkout's location.
+for b in etcd kube-apiserver; do
+	echo "building $b into $out" >&2
+	CGO_ENABLED=0 go build -trimpath -o "$tmp/$b" "./cmd/$b"
+done
+mv "$tmp/etcd" "$tmp/kube-apiserver" "$out/"
+echo "$out"
