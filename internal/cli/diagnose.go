@@ -15,8 +15,6 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// diagnoseClassifier classifies a kubelet or runtime message for diagnose.
-//
 // diagnoseClassifier reads the kubelet's event and waiting texts with the
 // same classifier as `pullpath explain`.
 func diagnoseClassifier(msg string) verdict.Verdict {

@@ -10,17 +10,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
-	"github.com/pullpath/pullpath/internal/verdict"
 )
-
-// testClassify is a TEST FAKE standing in for explain.Classify: it keys on
-// the one substring the fixture's failure needs.
-func testClassify(msg string) verdict.Verdict {
-	if strings.Contains(msg, "i/o timeout") {
-		return verdict.FromError(verdict.Errorf("route.timeout", verdict.RoleRegistry, "10.1.2.3:443", "fixture"))
-	}
-	return diagnoseClassifier(msg)
-}
 
 func runDiagnose(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -33,7 +23,7 @@ func runDiagnose(t *testing.T, args ...string) (stdout, stderr string, code int)
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(newCmdDiagnose(streams, testClassify))
+	root.AddCommand(newCmdDiagnose(streams, diagnoseClassifier))
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	code = ExitOK
@@ -65,7 +55,7 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 			t.Fatalf("exit code = %d, want %d (a failure was diagnosed); stderr: %s", code, ExitFailure, errOut)
 		}
 		for _, want := range []string{
-			"Verdict:   ✘ route (route.timeout) at 10.1.2.3:443, owner network",
+			"Verdict:   ✘ route (route.timeout) at myacr.azurecr.io:443, owner network",
 			"Landed on: " + clustertest.NewNode,
 			"Trigger:   scale-up",
 			"healthy only because the image is cached on 3 old node(s)",
