@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,34 +15,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// fakeClassify is a TEST FAKE standing in for explain.Classify: it keys on
-// a few substrings of the fixture's messages, nothing more.
-func fakeClassify(msg string) verdict.Verdict {
-	cause := "unknown"
-	switch {
-	case strings.Contains(msg, "i/o timeout"):
-		cause = "route.timeout"
-	case strings.Contains(msg, "no such host"):
-		cause = "dns.nxdomain"
-	case strings.Contains(msg, "401 Unauthorized"):
-		cause = "auth.no-credentials"
-	case strings.HasPrefix(msg, "Back-off"):
-		cause = "unknown.backoff"
-	}
-	ep := ""
-	if m := dialRe.FindStringSubmatch(msg); m != nil {
-		ep = m[1]
-	}
-	v := verdict.FromError(verdict.Errorf(cause, verdict.RoleRegistry, ep, ""))
-	v.Summary = strings.TrimSuffix(v.Summary, " ()")
-	v.Evidence = msg
-	return v
-}
-
-var dialRe = regexp.MustCompile(`dial tcp (\S+): `)
+// classify is the real message classifier, the one `pullpath diagnose` uses.
+func classify(msg string) verdict.Verdict { return explain.Classify(msg).Verdict }
 
 var fixtureNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
@@ -83,7 +60,7 @@ func diagnoseFake(t *testing.T, f *clustertest.Fixture, ref WorkloadRef) *Report
 	if err != nil {
 		t.Fatalf("Gather(%s): %v", ref, err)
 	}
-	return Analyze(in, WithClassifier(fakeClassify), WithNow(f.Now))
+	return Analyze(in, WithClassifier(classify), WithNow(f.Now))
 }
 
 type poolRow struct {
@@ -106,8 +83,8 @@ func TestAnalyzeDeploymentScaleUp(t *testing.T) {
 	f := clustertest.AKS(fixtureNow)
 	r := diagnoseFake(t, f, WorkloadRef{Kind: KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace})
 
-	if r.Verdict.OK || r.Verdict.Cause != "route.timeout" || r.Verdict.Endpoint != clustertest.RegistryIP+":443" || r.Verdict.Owner != verdict.OwnerNetwork {
-		t.Errorf("verdict = %+v, want route.timeout at %s:443 owned by network", r.Verdict, clustertest.RegistryIP)
+	if r.Verdict.OK || r.Verdict.Cause != "route.timeout" || r.Verdict.Endpoint != "myacr.azurecr.io:443" || r.Verdict.Owner != verdict.OwnerNetwork {
+		t.Errorf("verdict = %+v, want route.timeout at myacr.azurecr.io:443 owned by network", r.Verdict)
 	}
 	if r.Image != clustertest.Image || r.Registry != "myacr.azurecr.io" {
 		t.Errorf("image, registry = %q, %q", r.Image, r.Registry)
@@ -217,8 +194,10 @@ func TestAnalyzeDeploymentScaleUp(t *testing.T) {
 func TestAnalyzeBarePodUnauthorized(t *testing.T) {
 	f := clustertest.AKS(fixtureNow)
 	r := diagnoseFake(t, f, WorkloadRef{Kind: KindPod, Name: clustertest.BarePod, Namespace: clustertest.Namespace})
-	if r.Verdict.Cause != "auth.no-credentials" || r.Verdict.Owner != verdict.OwnerIdentity {
-		t.Errorf("verdict = %+v, want auth.no-credentials owned by identity", r.Verdict)
+	// "failed to fetch oauth token": containerd sent credentials (the
+	// OAuth POST), and they were refused.
+	if r.Verdict.Cause != "auth.bad-credentials" || r.Verdict.Owner != verdict.OwnerIdentity {
+		t.Errorf("verdict = %+v, want auth.bad-credentials owned by identity", r.Verdict)
 	}
 	if !r.Identity.Relevant {
 		t.Errorf("identity relevant = false, want true for a 401")
@@ -334,7 +313,7 @@ func TestAnalyzeWithProbes(t *testing.T) {
 		"aks-user1-23456789-vmss000002":   done(""),
 		"aks-armpool-45678901-vmss000000": done("manifest.platform"),
 	}
-	r := Analyze(in, WithClassifier(fakeClassify), WithNow(fixtureNow))
+	r := Analyze(in, WithClassifier(classify), WithNow(fixtureNow))
 	if r.Verdict.Cause != "route.unreachable" {
 		t.Errorf("verdict = %s, want the landed node's probe (route.unreachable) over the event's route.timeout", r.Verdict.Cause)
 	}

@@ -38,7 +38,7 @@ func TestAPIServer(t *testing.T) {
 	deploy := WorkloadRef{Kind: KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace}
 
 	t.Run("deployment", func(t *testing.T) {
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{}, WithClassifier(fakeClassify))
+		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose: %v", err)
 		}
@@ -57,7 +57,7 @@ func TestAPIServer(t *testing.T) {
 	})
 
 	t.Run("bare pod", func(t *testing.T) {
-		r, err := Diagnose(ctx, srv.Clientset, WorkloadRef{Kind: KindPod, Name: clustertest.BarePod, Namespace: clustertest.Namespace}, DiagnoseOptions{}, WithClassifier(fakeClassify))
+		r, err := Diagnose(ctx, srv.Clientset, WorkloadRef{Kind: KindPod, Name: clustertest.BarePod, Namespace: clustertest.Namespace}, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose: %v", err)
 		}
@@ -77,7 +77,7 @@ func TestAPIServer(t *testing.T) {
 		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Keep: true, UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "kept0001"}
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose --probe: %v", err)
 		}
@@ -119,7 +119,7 @@ func TestAPIServer(t *testing.T) {
 			`Failed to pull image "ghcr.io/pullpath/pullpath:v1": rpc error: code = Unknown desc = failed to pull and unpack image "ghcr.io/pullpath/pullpath:v1": failed to resolve reference "ghcr.io/pullpath/pullpath:v1": failed to do request: Head "https://ghcr.io/v2/pullpath/pullpath/manifests/v1": dial tcp 140.82.121.34:443: i/o timeout`)
 		defer stop()
 		po := &ProbeOptions{Image: "ghcr.io/pullpath/pullpath:v1", Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "backoff1"}
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose --probe: %v", err)
 		}
@@ -152,7 +152,7 @@ func TestAPIServer(t *testing.T) {
 			}
 		}()
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Poll: 100 * time.Millisecond, Wait: 5 * time.Minute, RunID: "ctrlc001"}
-		r, err := Diagnose(cctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		r, err := Diagnose(cctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		cancel()
 		if err == nil || r == nil {
 			t.Fatalf("Diagnose after cancel = %v, %v; want a partial report and an error", r, err)
@@ -165,7 +165,7 @@ func TestAPIServer(t *testing.T) {
 		sa := "system:serviceaccount:pullpath:pullpath"
 		asSA := impersonate(t, srv.Config, sa)
 
-		r, err := Diagnose(ctx, asSA, deploy, DiagnoseOptions{}, WithClassifier(fakeClassify))
+		r, err := Diagnose(ctx, asSA, deploy, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose as %s: %v", sa, err)
 		}
@@ -182,7 +182,7 @@ func TestAPIServer(t *testing.T) {
 		}
 		// --probe without the probe role fails to create jobs, clearly.
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Poll: 100 * time.Millisecond, Wait: 10 * time.Second, RunID: "rbac0001"}
-		r, _ = Diagnose(ctx, asSA, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		r, _ = Diagnose(ctx, asSA, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if nd := findNode(r, clustertest.NewNode); nd == nil || nd.Probe == nil || nd.Probe.Status != ProbeError || !strings.Contains(nd.Probe.Error, "forbidden") {
 			t.Errorf("probe without the probe role = %+v, want a forbidden error", nd)
 		}
@@ -191,7 +191,7 @@ func TestAPIServer(t *testing.T) {
 		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po = &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "rbac0002"}
-		r, err = Diagnose(ctx, asSA, deploy, DiagnoseOptions{Probe: po}, WithClassifier(fakeClassify))
+		r, err = Diagnose(ctx, asSA, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose --probe as %s: %v", sa, err)
 		}

@@ -96,7 +96,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ResetTimer()
 	var r *Report
 	for b.Loop() {
-		r = Analyze(in, WithClassifier(fakeClassify), WithNow(fixtureNow))
+		r = Analyze(in, WithClassifier(classify), WithNow(fixtureNow))
 	}
 	b.StopTimer()
 	if r.Verdict.Cause != "route.timeout" || len(r.Nodes) != 5000 || len(r.Cache.Cached) != 2500 {
@@ -107,7 +107,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // TestBigClusterShape runs the benchmark's input once as a test, so that a
 // change that breaks the analysis at scale fails `go test` too.
 func TestBigClusterShape(t *testing.T) {
-	r := Analyze(bigCluster(500, 5000), WithClassifier(fakeClassify), WithNow(fixtureNow))
+	r := Analyze(bigCluster(500, 5000), WithClassifier(classify), WithNow(fixtureNow))
 	if r.Verdict.Cause != "route.timeout" || len(r.Nodes) != 500 || len(r.Cache.Cached) != 250 || len(r.Pools) != 10 {
 		t.Fatalf("verdict %s, nodes %d, cached %d, pools %d; want route.timeout, 500, 250, 10", r.Verdict.Cause, len(r.Nodes), len(r.Cache.Cached), len(r.Pools))
 	}
