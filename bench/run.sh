@@ -166,17 +166,21 @@ stop_containerd() {
 # mounts are not counted.
 TIMED='s=$(date +%s%N); f=$1; shift; "$@"; rc=$?; e=$(date +%s%N); echo $(((e - s) / 1000)) >"$f"; exit $rc'
 
+# pidcpu PID: user+system CPU time of PID so far, in clock ticks (1/100 s).
+pidcpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+labcpu() { pidcpu "$LABPID"; }
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print ""} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'; }
 
 # ---------------------------------------------------------------- P1
 BYTES=$(jq -r .bytes "$LAB")
 SHA=""
 if [[ " $PARTS " == *" p1 "* ]]; then
-  log "P1: SHA-256 single-core ceiling"
-  SHA=$("$BIN/shaceiling")
   # One untimed warm-up pull (page cache of the lab's blobs, TLS session setup paths).
   "$BIN/pullpath" probe "$IMAGE" --root "$HEALTHY" --blobs full -o json >/dev/null 2>&1 || true
   for run in $(seq "$RUNS"); do
+    # The SHA-256 ceiling once per round, under the same load as the pulls.
+    "$BIN/shaceiling" --bytes $((256 << 20)) --runs 1 >"$W/res/sha-$run"
     # Alternate the order each run so no tool always goes first.
     order=$TOOLS
     if [ $((run % 2)) = 0 ]; then order=$(echo "$TOOLS" | tr ' ' '\n' | tac | tr '\n' ' '); fi
@@ -185,30 +189,34 @@ if [[ " $PARTS " == *" p1 "* ]]; then
       out=$W/out/$tool
       rm -rf "$out"; mkdir -p "$out"; sync
       tf=$W/res/p1-$tool-$run.time
+      lab0=$(labcpu)
       case "$tool" in
         pullpath)
-          /usr/bin/time -f '%e %M' -o "$tf" \
+          /usr/bin/time -f '%e %M %U %S' -o "$tf" \
             "$BIN/pullpath" probe "$IMAGE" --root "$HEALTHY" --blobs full --jobs "$JOBS" -o json >"$out/report.json" 2>"$out/err" || true
           ok=$(jq -r '.verdict.ok' "$out/report.json" 2>/dev/null || echo false)
           ;;
         crane)
-          innode "$HEALTHY" env SSL_CERT_FILE="$CA" /usr/bin/time -f '%e %M' -o "$tf" \
+          innode "$HEALTHY" env SSL_CERT_FILE="$CA" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
             "$CRANE" pull --format oci "$IMAGE" "$out/oci" >"$out/log" 2>&1 && ok=true || ok=false
           ;;
         skopeo)
-          innode "$HEALTHY" /usr/bin/time -f '%e %M' -o "$tf" \
+          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
             "$SKOPEO" copy --src-cert-dir "$CERTDIR" "docker://$IMAGE" "dir:$out/dir" >"$out/log" 2>&1 && ok=true || ok=false
           ;;
         ctr)
           start_containerd "$W/ctrd-p1"
-          innode "$HEALTHY" /usr/bin/time -f '%e %M' -o "$tf" \
+          ctrd0=$(pidcpu "$CTRDPID")
+          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
             "$CTR" --address "$W/ctrd-p1/containerd.sock" -n bench content fetch --tlscacert "$CA" "$IMAGE" >"$out/log" 2>&1 && ok=true || ok=false
           # containerd writes the content: its peak RSS counts too.
           awk '/VmHWM/ {print $2}' "/proc/$CTRDPID/status" >"$W/res/p1-ctr-$run.daemon"
+          echo $(($(pidcpu "$CTRDPID") - ctrd0)) >"$W/res/p1-ctr-$run.daemoncpu"
           stop_containerd
           rm -rf "$W/ctrd-p1"
           ;;
       esac
+      echo $(($(labcpu) - lab0)) >"$W/res/p1-$tool-$run.labcpu"
       if [ "$ok" != true ]; then
         log "P1 $tool run $run FAILED (see below)"; tail -5 "$out"/* >&2 || true
         rm -f "$tf"
@@ -281,24 +289,30 @@ echo
 echo "pullpath benchmarks — $(date -u +%Y-%m-%d) — nproc $NPROC — $CPU"
 echo "image $IMAGE: $MIB MiB in $LAYERS layers (incompressible) + config; $RUNS alternating runs, medians; lab and tools share the machine"
 echo
-fmtrow() { printf '%-3s %-26s %-34s %10s %12s %10s   %s\n' "$@"; }
-fmtrow ID "measure" "tool" "median" "throughput" "peak RSS" "ratio / target"
-fmtrow -- "------------------------------" "------------------------" "----------" "------------" "----------" "--------------"
+fmtrow() { printf '%-3s %-22s %-34s %9s %12s %10s %13s   %s\n' "$@"; }
+fmtrow ID "measure" "tool" "median" "throughput" "peak RSS" "CPU s+lab s" "ratio / target"
+fmtrow -- "----------------------" "----------------------------------" "---------" "------------" "----------" "-------------" "--------------"
 
 declare -A WALL RSS
 if [[ " $PARTS " == *" p1 "* ]]; then
   for tool in $TOOLS; do
-    if ! have "$tool"; then fmtrow P1 "full verified pull" "$tool" "-" "-" "-" "not installed"; continue; fi
+    if ! have "$tool"; then fmtrow P1 "full verified pull" "$tool" "-" "-" "-" "-" "not installed"; continue; fi
     files=$(ls "$W"/res/p1-"$tool"-*.time 2>/dev/null || true)
-    if [ -z "$files" ]; then fmtrow P1 "full verified pull" "$tool" "failed" "-" "-" "every run failed"; continue; fi
+    if [ -z "$files" ]; then fmtrow P1 "full verified pull" "$tool" "failed" "-" "-" "-" "every run failed"; continue; fi
     WALL[$tool]=$(for f in $files; do cut -d' ' -f1 "$f"; done | median)
     RSS[$tool]=$(for f in $files; do cut -d' ' -f2 "$f"; done | sort -g | tail -1)
+    cpu=$(for f in $files; do awk '{print $3 + $4}' "$f"; done | median)
     if [ "$tool" = ctr ]; then
       d=$(cat "$W"/res/p1-ctr-*.daemon | sort -g | tail -1)
       rss="$((RSS[$tool] / 1024))+$((d / 1024)) MiB"
+      dc=$(cat "$W"/res/p1-ctr-*.daemoncpu | median)
+      cpu=$(awk -v c="$cpu" -v d="$dc" 'BEGIN {printf "%.1f", c + d / 100}')
     else
       rss="$((RSS[$tool] / 1024)) MiB"
+      cpu=$(awk -v c="$cpu" 'BEGIN {printf "%.1f", c}')
     fi
+    labc=$(cat "$W"/res/p1-"$tool"-*.labcpu | median)
+    cpu="$cpu+$(awk -v c="$labc" 'BEGIN {printf "%.1f", c / 100}')"
     tput=$(awk -v b="$BYTES" -v s="${WALL[$tool]}" 'BEGIN {printf "%.0f MB/s", b / 1e6 / s}')
     note=""
     if [ "$tool" = pullpath ]; then
@@ -307,14 +321,15 @@ if [[ " $PARTS " == *" p1 "* ]]; then
       note=$(awk -v p="${WALL[pullpath]}" -v t="${WALL[$tool]}" -v tool="$tool" 'BEGIN {r = t / p; printf "%s/pullpath %.2f× %s", tool, r, (tool == "ctr" ? "(no target)" : (r >= 1.5 ? "✔ ≥ 1.5×" : "✘ < 1.5×"))}')
     fi
     ver=$(version_of "$tool")
-    fmtrow P1 "full verified pull" "$tool $ver" "${WALL[$tool]} s" "$tput" "$rss" "$note"
+    fmtrow P1 "full verified pull" "$tool $ver" "${WALL[$tool]} s" "$tput" "$rss" "$cpu" "$note"
   done
+  SHA=$(cat "$W"/res/sha-* 2>/dev/null | median)
   if [ -n "$SHA" ]; then
     note="-"
     if [ -n "${WALL[pullpath]:-}" ]; then
       note=$(awk -v b="$BYTES" -v s="${WALL[pullpath]}" -v c="$SHA" 'BEGIN {r = b / 1e6 / s / c; printf "pullpath/ceiling %.2f %s", r, (r >= 0.5 ? "✔ ≥ 0.5" : "✘ < 0.5")}')
     fi
-    fmtrow P1 "SHA-256 ceiling, 1 core" "Go crypto/sha256" "-" "$SHA MB/s" "-" "$note"
+    fmtrow P1 "SHA-256, 1 core" "Go crypto/sha256 (ceiling)" "-" "$SHA MB/s" "-" "-" "$note"
   fi
 fi
 
@@ -333,21 +348,21 @@ if [[ " $PARTS " == *" p2 "* ]]; then
       c=$(cat "$W"/res/p2-"$sc"-*.ctrus 2>/dev/null | median)
       ctrcol=$(awk -v p="$pp" -v c="$c" 'BEGIN {r = p / c; printf "ctr %.0f ms, ratio %.2f %s", c / 1000, r, (r <= 0.2 ? "✔ ≤ 0.2" : "✘ > 0.2")}')
     fi
-    fmtrow P2 "$sc" "pullpath → $cause" "${inproc} ms" "wall ${ppms} ms" "-" "$tgt${tgt:+; }$ctrcol"
+    fmtrow P2 "$sc" "pullpath → $cause" "${inproc} ms" "wall ${ppms} ms" "-" "-" "$tgt${tgt:+; }$ctrcol"
   done
 fi
 
 benchrow() { # ID measure file
   local id=$1 what=$2 f=$W/res/$3.bench
   local pkg=$4
-  if [ ! -s "$f" ]; then fmtrow "$id" "$what" "go test -bench" "-" "-" "-" "not available yet ($pkg)"; return; fi
+  if [ ! -s "$f" ]; then fmtrow "$id" "$what" "go test -bench" "-" "-" "-" "-" "not available yet ($pkg)"; return; fi
   local ns bop per
   ns=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i == "ns/op") print $(i-1)}' "$f" | median)
   bop=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i == "B/op") print $(i-1)}' "$f" | median)
-  if [ -z "$ns" ]; then fmtrow "$id" "$what" "go test -bench" "failed" "-" "-" "see go test output"; return; fi
+  if [ -z "$ns" ]; then fmtrow "$id" "$what" "go test -bench" "failed" "-" "-" "-" "see go test output"; return; fi
   if [ "$id" = P3 ]; then
     fmtrow "$id" "$what" "BenchmarkAnalyze" "$(awk -v n="$ns" 'BEGIN {printf "%.3f s", n / 1e9}')" "-" \
-      "$(awk -v b="$bop" 'BEGIN {printf "%.0f MiB", b / 1048576}')" \
+      "$(awk -v b="$bop" 'BEGIN {printf "%.0f MiB", b / 1048576}')" "-" \
       "$(awk -v n="$ns" -v b="$bop" 'BEGIN {printf "%s < 2 s, %s < 512 MiB allocated", (n < 2e9 ? "✔" : "✘"), (b < 512 * 1048576 ? "✔" : "✘")}')"
   else
     # Messages per second: the benchmark's own msgs/s metric when it reports
@@ -355,12 +370,16 @@ benchrow() { # ID measure file
     per=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i ~ /^msgs?\/s$/) print $(i-1)}' "$f" | median)
     [ -z "$per" ] && per=$(awk -v n="$ns" 'BEGIN {printf "%.0f", 1e9 / n}')
     fmtrow "$id" "$what" "BenchmarkClassify" "$(awk -v n="$ns" 'BEGIN {printf "%.0f ns/op", n}')" \
-      "$(awk -v p="$per" 'BEGIN {printf "%.0fk msg/s", p / 1000}')" "$(awk -v b="$bop" 'BEGIN {printf "%.0f B/op", b}')" \
+      "$(awk -v p="$per" 'BEGIN {printf "%.0fk msg/s", p / 1000}')" "$(awk -v b="$bop" 'BEGIN {printf "%.0f B/op", b}')" "-" \
       "$(awk -v p="$per" 'BEGIN {printf "%s ≥ 100k msg/s per core", (p >= 100000 ? "✔" : "✘")}')"
   fi
 }
 [[ " $PARTS " == *" p3 "* ]] && benchrow P3 "cluster analysis" p3 internal/cluster
 [[ " $PARTS " == *" p4 "* ]] && benchrow P4 "explain" p4 internal/explain
 echo
-echo "P1 peers: crane pull --format oci, skopeo copy docker:// dir:, ctr content fetch (RSS: ctr + its containerd); all write the blobs to disk, pullpath hashes and discards them."
-echo "P2: median time to verdict inside pullpath (report ms) and the process wall time; ctr is containerd's own resolver and fetcher on the same fault (process wall time)."
+echo "P1: peers are crane pull --format oci, skopeo copy docker:// dir:, ctr content fetch (RSS and CPU: ctr + its containerd);"
+echo "    the peers write the blobs to disk, pullpath hashes and discards them. CPU s+lab s: user+system seconds of the tool,"
+echo "    and of the lab server while it served that tool (medians). Throughput is MB/s (10^6 B) of image bytes over wall time."
+echo "P2: pullpath's time to verdict inside the process (report ms; the target) and its process wall time (start included);"
+echo "    ctr is containerd's own resolver and fetcher on the same fault, process wall time. The ratio compares wall times."
+echo "    Silent-drop faults (connect timeouts) need the network-namespace tier: none of these faults is one."
