@@ -1,0 +1,385 @@
+#!/usr/bin/env bash
+# bench/run.sh — pullpath against the peers, in one run, one table.
+#
+#   bench/run.sh            1 GiB in 8 layers, 5 alternating runs per tool
+#   bench/run.sh --quick    128 MiB in 8 layers (or BENCH_QUICK=1)
+#
+# Environment:
+#   BENCH_LAYERS=8 BENCH_LAYER_SIZE=134217728   image shape (incompressible data)
+#   BENCH_RUNS=5        runs per tool (medians; at least 3)
+#   BENCH_JOBS=4        pullpath probe --jobs
+#   BENCH_KEEP=1        keep the work directory
+#   BENCH_TOOLS="pullpath crane skopeo ctr"    which P1 tools to run
+#   BENCH_PARTS="p1 p2 p3 p4"                   which parts to run
+#
+# What it does (every byte stays on loopback):
+#   - builds pullpath, bench/labd (the embedded lab on 127.0.66.x:443 with
+#     DNS on 127.0.67.x:53) and bench/shaceiling;
+#   - starts the lab and pushes registry.lab.test/team/app:1.0;
+#   - P1: pullpath probe --blobs full vs crane pull vs skopeo copy vs ctr
+#     content fetch, alternating, each in a private mount namespace whose
+#     /etc/hosts and /etc/resolv.conf are the lab's healthy node root (the
+#     machine's resolver is never touched), each trusting the lab CA its own
+#     way; wall time and peak RSS from /usr/bin/time; plus the single-core
+#     SHA-256 ceiling;
+#   - P2: every failing lab scenario through pullpath probe and through ctr
+#     content fetch (a containerd started here, in a temp dir), time to verdict
+#     and time to error;
+#   - P3/P4: go test -bench of internal/cluster and internal/explain when
+#     they exist;
+#   - prints one table with ratios against the targets of issue 6.
+#
+# Needs root (mount namespaces, ports 443/53), jq, /usr/bin/time, and the
+# peers: crane (go install github.com/google/go-containerregistry/cmd/crane@v0.22.1),
+# skopeo and containerd (apt-get install skopeo containerd). A missing peer
+# is reported, not fatal.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+
+QUICK=${BENCH_QUICK:-0}
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK=1 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
+LAYERS=${BENCH_LAYERS:-8}
+if [ "$QUICK" = 1 ]; then LAYER_SIZE=${BENCH_LAYER_SIZE:-$((16 << 20))}; else LAYER_SIZE=${BENCH_LAYER_SIZE:-$((128 << 20))}; fi
+RUNS=${BENCH_RUNS:-5}
+[ "$RUNS" -ge 3 ] || { echo "run.sh: BENCH_RUNS must be at least 3 (medians)" >&2; exit 2; }
+JOBS=${BENCH_JOBS:-4}
+TOOLS=${BENCH_TOOLS:-"pullpath crane skopeo ctr"}
+PARTS=${BENCH_PARTS:-"p1 p2 p3 p4"}
+
+[ "$(id -u)" = 0 ] || { echo "run.sh: needs root (mount namespaces, ports 443 and 53 on 127.0.66/67.x)" >&2; exit 1; }
+for t in jq /usr/bin/time unshare go; do command -v "$t" >/dev/null || { echo "run.sh: $t is missing" >&2; exit 1; }; done
+
+W=$(mktemp -d /tmp/pullpath-bench.XXXXXX)
+BIN=$W/bin
+mkdir -p "$BIN" "$W/out" "$W/res"
+LABPID=""
+CTRDPID=""
+cleanup() {
+  [ -n "$CTRDPID" ] && kill "$CTRDPID" 2>/dev/null && wait "$CTRDPID" 2>/dev/null || true
+  [ -n "$LABPID" ] && kill "$LABPID" 2>/dev/null && wait "$LABPID" 2>/dev/null || true
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "run.sh: kept $W" >&2; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+log() { echo "bench: $*" >&2; }
+
+# ---------------------------------------------------------------- tools
+log "building pullpath, labd, shaceiling"
+go build -o "$BIN/pullpath" ./cmd/pullpath
+go build -o "$BIN/labd" ./bench/labd
+go build -o "$BIN/shaceiling" ./bench/shaceiling
+
+CRANE=$(command -v crane || true)
+[ -z "$CRANE" ] && [ -x "$(go env GOPATH)/bin/crane" ] && CRANE=$(go env GOPATH)/bin/crane
+CRANE_VERSION=""
+WANT_GGCR=$(go list -m -f '{{.Version}}' github.com/google/go-containerregistry)
+if [ -n "$CRANE" ]; then
+  CRANE_VERSION=$(go version -m "$CRANE" | awk '$1=="mod" && $2=="github.com/google/go-containerregistry" {print $3}')
+  if [ "$CRANE_VERSION" != "$WANT_GGCR" ]; then
+    log "crane is $CRANE_VERSION, the project uses $WANT_GGCR: go install github.com/google/go-containerregistry/cmd/crane@$WANT_GGCR"
+    CRANE=""
+  fi
+fi
+SKOPEO=$(command -v skopeo || true)
+CTR=$(command -v ctr || true)
+CONTAINERD=$(command -v containerd || true)
+have() {
+  case "$1" in
+    pullpath) return 0 ;;
+    crane) [ -n "$CRANE" ] ;;
+    skopeo) [ -n "$SKOPEO" ] ;;
+    ctr) [ -n "$CTR" ] && [ -n "$CONTAINERD" ] ;;
+  esac
+}
+version_of() {
+  case "$1" in
+    pullpath) echo "$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo +dirty)" ;;
+    crane) echo "$CRANE_VERSION" ;;
+    skopeo) "$SKOPEO" --version | awk '{print $3}' ;;
+    ctr) "$CTR" --version | awk '{print $3}' ;;
+  esac
+}
+
+# ---------------------------------------------------------------- lab
+log "starting the lab: $LAYERS layers of $LAYER_SIZE bytes"
+"$BIN/labd" --dir "$W/lab" --out "$W/lab.json" --layers "$LAYERS" --layer-size "$LAYER_SIZE" >"$W/labd.log" 2>&1 &
+LABPID=$!
+for _ in $(seq 1200); do
+  [ -f "$W/lab.json" ] && break
+  kill -0 "$LABPID" 2>/dev/null || { cat "$W/labd.log" >&2; exit 1; }
+  sleep 0.5
+done
+[ -f "$W/lab.json" ] || { echo "run.sh: the lab did not start" >&2; exit 1; }
+LAB=$W/lab.json
+IMAGE=$(jq -r .image "$LAB")
+CA=$(jq -r .caFile "$LAB")
+CERTDIR=$(jq -r .certDir "$LAB")
+HEALTHY=$(jq -r '.scenarios[] | select(.name=="healthy") | .root' "$LAB")
+log "lab ready in $(jq -r '.pushSeconds | floor' "$LAB") s: $IMAGE"
+
+# innode ROOT CMD...: run CMD in a private mount namespace whose /etc/hosts
+# and /etc/resolv.conf are ROOT's (the node's view), never the machine's.
+innode() {
+  local root=$1; shift
+  unshare -m sh -c 'mount --bind "$0/etc/hosts" /etc/hosts && mount --bind "$0/etc/resolv.conf" /etc/resolv.conf && exec "$@"' "$root" "$@"
+}
+
+# A containerd of our own: temp root, state and socket.
+start_containerd() {
+  local d=$1
+  mkdir -p "$d"
+  cat >"$d/config.toml" <<EOF
+version = 2
+root = "$d/root"
+state = "$d/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+[grpc]
+  address = "$d/containerd.sock"
+[ttrpc]
+  address = "$d/containerd-ttrpc.sock"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
+EOF
+  "$CONTAINERD" --config "$d/config.toml" --log-level error >"$d/log" 2>&1 &
+  CTRDPID=$!
+  for _ in $(seq 100); do
+    [ -S "$d/containerd.sock" ] && "$CTR" --address "$d/containerd.sock" version >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "run.sh: containerd did not start:" >&2; cat "$d/log" >&2; return 1
+}
+stop_containerd() {
+  [ -n "$CTRDPID" ] || return 0
+  kill "$CTRDPID" 2>/dev/null || true
+  wait "$CTRDPID" 2>/dev/null || true
+  CTRDPID=""
+}
+
+# timed_us FILE CMD...: run CMD, write its wall time in microseconds to FILE,
+# keep its exit status. Used inside innode so that unshare and the bind
+# mounts are not counted.
+TIMED='s=$(date +%s%N); f=$1; shift; "$@"; rc=$?; e=$(date +%s%N); echo $(((e - s) / 1000)) >"$f"; exit $rc'
+
+# pidcpu PID: user+system CPU time of PID so far, in clock ticks (1/100 s).
+pidcpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+labcpu() { pidcpu "$LABPID"; }
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print ""} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'; }
+
+# ---------------------------------------------------------------- P1
+BYTES=$(jq -r .bytes "$LAB")
+SHA=""
+if [[ " $PARTS " == *" p1 "* ]]; then
+  # One untimed warm-up pull (page cache of the lab's blobs, TLS session setup paths).
+  "$BIN/pullpath" probe "$IMAGE" --root "$HEALTHY" --blobs full -o json >/dev/null 2>&1 || true
+  for run in $(seq "$RUNS"); do
+    # The SHA-256 ceiling once per round, under the same load as the pulls.
+    "$BIN/shaceiling" --bytes $((256 << 20)) --runs 1 >"$W/res/sha-$run"
+    # Alternate the order each run so no tool always goes first.
+    order=$TOOLS
+    if [ $((run % 2)) = 0 ]; then order=$(echo "$TOOLS" | tr ' ' '\n' | tac | tr '\n' ' '); fi
+    for tool in $order; do
+      have "$tool" || continue
+      out=$W/out/$tool
+      rm -rf "$out"; mkdir -p "$out"; sync
+      tf=$W/res/p1-$tool-$run.time
+      lab0=$(labcpu)
+      case "$tool" in
+        pullpath)
+          /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+            "$BIN/pullpath" probe "$IMAGE" --root "$HEALTHY" --blobs full --jobs "$JOBS" -o json >"$out/report.json" 2>"$out/err" || true
+          ok=$(jq -r '.verdict.ok' "$out/report.json" 2>/dev/null || echo false)
+          ;;
+        crane)
+          innode "$HEALTHY" env SSL_CERT_FILE="$CA" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+            "$CRANE" pull --format oci "$IMAGE" "$out/oci" >"$out/log" 2>&1 && ok=true || ok=false
+          ;;
+        skopeo)
+          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+            "$SKOPEO" copy --src-cert-dir "$CERTDIR" "docker://$IMAGE" "dir:$out/dir" >"$out/log" 2>&1 && ok=true || ok=false
+          ;;
+        ctr)
+          start_containerd "$W/ctrd-p1"
+          ctrd0=$(pidcpu "$CTRDPID")
+          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+            "$CTR" --address "$W/ctrd-p1/containerd.sock" -n bench content fetch --tlscacert "$CA" "$IMAGE" >"$out/log" 2>&1 && ok=true || ok=false
+          # containerd writes the content: its peak RSS counts too.
+          awk '/VmHWM/ {print $2}' "/proc/$CTRDPID/status" >"$W/res/p1-ctr-$run.daemon"
+          echo $(($(pidcpu "$CTRDPID") - ctrd0)) >"$W/res/p1-ctr-$run.daemoncpu"
+          stop_containerd
+          rm -rf "$W/ctrd-p1"
+          ;;
+      esac
+      echo $(($(labcpu) - lab0)) >"$W/res/p1-$tool-$run.labcpu"
+      if [ "$ok" != true ]; then
+        log "P1 $tool run $run FAILED (see below)"; tail -5 "$out"/* >&2 || true
+        rm -f "$tf"
+      else
+        log "P1 $tool run $run: $(cut -d' ' -f1 "$tf") s, $(($(cut -d' ' -f2 "$tf") / 1024)) MiB"
+      fi
+      rm -rf "$out"
+    done
+  done
+fi
+
+# ---------------------------------------------------------------- P2
+FAULTS=$(jq -r '.scenarios[] | select(.expect.ok | not) | .name' "$LAB")
+fast_fault() {
+  case "$1" in
+    dns-nxdomain|blob-nxdomain|route-refused|blob-refused|auth-host-down|dns-resolver-down|tls-*|auth-*|authz-*|manifest-unknown) return 0 ;;
+  esac
+  return 1
+}
+if [[ " $PARTS " == *" p2 "* ]]; then
+  log "P2: time to verdict for ${FAULTS//$'\n'/ }"
+  if have ctr; then start_containerd "$W/ctrd-p2"; fi
+  for run in $(seq "$RUNS"); do
+    for sc in $FAULTS; do
+      root=$(jq -r --arg n "$sc" '.scenarios[] | select(.name==$n) | .root' "$LAB")
+      img=$(jq -r --arg n "$sc" '.scenarios[] | select(.name==$n) | .image' "$LAB")
+      plat=$(jq -r --arg n "$sc" '.scenarios[] | select(.name==$n) | .platform' "$LAB")
+      creds=$(jq -r --arg n "$sc" '.scenarios[] | select(.name==$n) | .credsFile // ""' "$LAB")
+      want=$(jq -r --arg n "$sc" '.scenarios[] | select(.name==$n) | .expect.cause' "$LAB")
+      userargs=()
+      if [ -n "$creds" ]; then userargs=(--username "$(cut -d: -f1 "$creds")" --password-stdin); fi
+      rep=$W/res/p2-$sc-$run.json
+      # pullpath reads the node's files under --root itself: no namespace needed.
+      bash -c "$TIMED" _ "$W/res/p2-$sc-$run.wallus" \
+        "$BIN/pullpath" probe "$img" --root "$root" --platform "$plat" --blobs full --timeout 5s -o json "${userargs[@]}" \
+        >"$rep" 2>/dev/null < <(if [ -n "$creds" ]; then cut -d: -f2- "$creds"; fi) || true
+      got=$(jq -r '.verdict.cause // "ok"' "$rep" 2>/dev/null || echo "?")
+      echo "$got" >"$W/res/p2-$sc.cause"
+      [ "$got" = "$want" ] || log "P2 $sc: pullpath said $got, the lab expects $want"
+      if have ctr; then
+        cargs=()
+        if [ -n "$creds" ]; then cargs=(--user "$(cat "$creds")"); fi
+        innode "$root" bash -c "$TIMED" _ "$W/res/p2-$sc-$run.ctrus" \
+          "$CTR" --address "$W/ctrd-p2/containerd.sock" -n "p2-$run" content fetch --tlscacert "$CA" --platform "$plat" "${cargs[@]}" "$img" \
+          >"$W/res/p2-$sc-$run.ctr" 2>&1 && cok=true || cok=false
+        [ "$cok" = true ] && log "P2 $sc: ctr content fetch succeeded"
+        tail -1 "$W/res/p2-$sc-$run.ctr" | cut -c1-300 >"$W/res/p2-$sc.ctrerr"
+      fi
+    done
+  done
+  stop_containerd
+fi
+
+# ---------------------------------------------------------------- P3/P4
+gobench() { # PKG PATTERN -> file with the go test -bench output, or nothing
+  local pkg=$1 pat=$2 f=$W/res/$3.bench
+  if [ -d "$pkg" ] && grep -qs "func $pat(" "$pkg"/*_test.go; then
+    log "$3: go test -bench $pat $pkg"
+    go test -run '^$' -bench "^$pat\$" -benchmem -count "$RUNS" "$pkg" >"$f" 2>&1 || { log "$3: go test failed"; tail -20 "$f" >&2; }
+  fi
+}
+[[ " $PARTS " == *" p3 "* ]] && gobench ./internal/cluster BenchmarkAnalyze p3
+[[ " $PARTS " == *" p4 "* ]] && gobench ./internal/explain BenchmarkClassify p4
+
+# ---------------------------------------------------------------- table
+CPU=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+NPROC=$(nproc)
+MIB=$(awk -v b="$BYTES" 'BEGIN {printf "%.0f", b / 1048576}')
+echo
+echo "pullpath benchmarks — $(date -u +%Y-%m-%d) — nproc $NPROC — $CPU"
+echo "image $IMAGE: $MIB MiB in $LAYERS layers (incompressible) + config; $RUNS alternating runs, medians; lab and tools share the machine"
+echo
+fmtrow() { printf '%-3s %-22s %-34s %9s %12s %10s %13s   %s\n' "$@"; }
+fmtrow ID "measure" "tool" "median" "throughput" "peak RSS" "CPU s+lab s" "ratio / target"
+fmtrow -- "----------------------" "----------------------------------" "---------" "------------" "----------" "-------------" "--------------"
+
+declare -A WALL RSS
+if [[ " $PARTS " == *" p1 "* ]]; then
+  for tool in $TOOLS; do
+    if ! have "$tool"; then fmtrow P1 "full verified pull" "$tool" "-" "-" "-" "-" "not installed"; continue; fi
+    files=$(ls "$W"/res/p1-"$tool"-*.time 2>/dev/null || true)
+    if [ -z "$files" ]; then fmtrow P1 "full verified pull" "$tool" "failed" "-" "-" "-" "every run failed"; continue; fi
+    WALL[$tool]=$(for f in $files; do cut -d' ' -f1 "$f"; done | median)
+    RSS[$tool]=$(for f in $files; do cut -d' ' -f2 "$f"; done | sort -g | tail -1)
+    cpu=$(for f in $files; do awk '{print $3 + $4}' "$f"; done | median)
+    if [ "$tool" = ctr ]; then
+      d=$(cat "$W"/res/p1-ctr-*.daemon | sort -g | tail -1)
+      rss="$((RSS[$tool] / 1024))+$((d / 1024)) MiB"
+      dc=$(cat "$W"/res/p1-ctr-*.daemoncpu | median)
+      cpu=$(awk -v c="$cpu" -v d="$dc" 'BEGIN {printf "%.1f", c + d / 100}')
+    else
+      rss="$((RSS[$tool] / 1024)) MiB"
+      cpu=$(awk -v c="$cpu" 'BEGIN {printf "%.1f", c}')
+    fi
+    labc=$(cat "$W"/res/p1-"$tool"-*.labcpu | median)
+    cpu="$cpu+$(awk -v c="$labc" 'BEGIN {printf "%.1f", c / 100}')"
+    tput=$(awk -v b="$BYTES" -v s="${WALL[$tool]}" 'BEGIN {printf "%.0f MB/s", b / 1e6 / s}')
+    note=""
+    if [ "$tool" = pullpath ]; then
+      note=$(awk -v r="${RSS[pullpath]}" 'BEGIN {printf "RSS %s ≤ 64 MiB", (r <= 65536 ? "✔" : "✘")}')
+    elif [ -n "${WALL[pullpath]:-}" ]; then
+      note=$(awk -v p="${WALL[pullpath]}" -v t="${WALL[$tool]}" -v tool="$tool" 'BEGIN {r = t / p; printf "%s/pullpath %.2f× %s", tool, r, (tool == "ctr" ? "(no target)" : (r >= 1.5 ? "✔ ≥ 1.5×" : "✘ < 1.5×"))}')
+    fi
+    ver=$(version_of "$tool")
+    fmtrow P1 "full verified pull" "$tool $ver" "${WALL[$tool]} s" "$tput" "$rss" "$cpu" "$note"
+  done
+  SHA=$(cat "$W"/res/sha-* 2>/dev/null | median)
+  if [ -n "$SHA" ]; then
+    note="-"
+    if [ -n "${WALL[pullpath]:-}" ]; then
+      note=$(awk -v b="$BYTES" -v s="${WALL[pullpath]}" -v c="$SHA" 'BEGIN {r = b / 1e6 / s / c; printf "pullpath/ceiling %.2f %s", r, (r >= 0.5 ? "✔ ≥ 0.5" : "✘ < 0.5")}')
+    fi
+    fmtrow P1 "SHA-256, 1 core" "Go crypto/sha256 (ceiling)" "-" "$SHA MB/s" "-" "-" "$note"
+  fi
+fi
+
+if [[ " $PARTS " == *" p2 "* ]]; then
+  for sc in $FAULTS; do
+    pp=$(cat "$W"/res/p2-"$sc"-*.wallus 2>/dev/null | median)
+    inproc=$(for f in "$W"/res/p2-"$sc"-*.json; do jq -r '.ms' "$f" 2>/dev/null; done | median)
+    cause=$(cat "$W/res/p2-$sc.cause" 2>/dev/null || echo "?")
+    ppms=$(awk -v u="$pp" 'BEGIN {printf "%.0f", u / 1000}')
+    tgt=""
+    if fast_fault "$sc"; then
+      tgt=$(awk -v m="$inproc" 'BEGIN {printf "%s < 100 ms", (m < 100 ? "✔" : "✘")}')
+    fi
+    ctrcol="ctr: n/a"
+    if have ctr; then
+      c=$(cat "$W"/res/p2-"$sc"-*.ctrus 2>/dev/null | median)
+      ctrcol=$(awk -v p="$pp" -v c="$c" 'BEGIN {r = p / c; printf "ctr %.0f ms, ratio %.2f %s", c / 1000, r, (r <= 0.2 ? "✔ ≤ 0.2" : "✘ > 0.2")}')
+    fi
+    fmtrow P2 "$sc" "pullpath → $cause" "${inproc} ms" "wall ${ppms} ms" "-" "-" "$tgt${tgt:+; }$ctrcol"
+  done
+fi
+
+benchrow() { # ID measure file
+  local id=$1 what=$2 f=$W/res/$3.bench
+  local pkg=$4
+  if [ ! -s "$f" ]; then fmtrow "$id" "$what" "go test -bench" "-" "-" "-" "-" "not available yet ($pkg)"; return; fi
+  local ns bop per
+  ns=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i == "ns/op") print $(i-1)}' "$f" | median)
+  bop=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i == "B/op") print $(i-1)}' "$f" | median)
+  if [ -z "$ns" ]; then fmtrow "$id" "$what" "go test -bench" "failed" "-" "-" "-" "see go test output"; return; fi
+  if [ "$id" = P3 ]; then
+    fmtrow "$id" "$what" "BenchmarkAnalyze" "$(awk -v n="$ns" 'BEGIN {printf "%.3f s", n / 1e9}')" "-" \
+      "$(awk -v b="$bop" 'BEGIN {printf "%.0f MiB", b / 1048576}')" "-" \
+      "$(awk -v n="$ns" -v b="$bop" 'BEGIN {printf "%s < 2 s, %s < 512 MiB allocated", (n < 2e9 ? "✔" : "✘"), (b < 512 * 1048576 ? "✔" : "✘")}')"
+  else
+    # Messages per second: the benchmark's own msgs/s metric when it reports
+    # one, else one message per op.
+    per=$(awk '/^Benchmark/ {for (i = 1; i <= NF; i++) if ($i ~ /^msgs?\/s$/) print $(i-1)}' "$f" | median)
+    [ -z "$per" ] && per=$(awk -v n="$ns" 'BEGIN {printf "%.0f", 1e9 / n}')
+    fmtrow "$id" "$what" "BenchmarkClassify" "$(awk -v n="$ns" 'BEGIN {printf "%.0f ns/op", n}')" \
+      "$(awk -v p="$per" 'BEGIN {printf "%.0fk msg/s", p / 1000}')" "$(awk -v b="$bop" 'BEGIN {printf "%.0f B/op", b}')" "-" \
+      "$(awk -v p="$per" 'BEGIN {printf "%s ≥ 100k msg/s per core", (p >= 100000 ? "✔" : "✘")}')"
+  fi
+}
+[[ " $PARTS " == *" p3 "* ]] && benchrow P3 "cluster analysis" p3 internal/cluster
+[[ " $PARTS " == *" p4 "* ]] && benchrow P4 "explain" p4 internal/explain
+echo
+echo "P1: peers are crane pull --format oci, skopeo copy docker:// dir:, ctr content fetch (RSS and CPU: ctr + its containerd);"
+echo "    the peers write the blobs to disk, pullpath hashes and discards them. CPU s+lab s: user+system seconds of the tool,"
+echo "    and of the lab server while it served that tool (medians). Throughput is MB/s (10^6 B) of image bytes over wall time."
+echo "P2: pullpath's time to verdict inside the process (report ms; the target) and its process wall time (start included);"
+echo "    ctr is containerd's own resolver and fetcher on the same fault, process wall time. The ratio compares wall times."
+echo "    Silent-drop faults (connect timeouts) need the network-namespace tier: none of these faults is one."
