@@ -152,18 +152,12 @@ func repoOf(ref string) string {
 func (p *prober) run(ctx context.Context, image string) error {
 	r := p.rep
 	// 0. The reference, normalised as the CRI plugin does (docker.io/library/...).
-	named, err := reference.ParseDockerRef(image)
+	img, err := ParseImage(image)
 	if err != nil {
-		return verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
+		return err
 	}
-	r.Reference = named.String()
-	domain, repo := reference.Domain(named), reference.Path(named)
-	ref := ""
-	if c, ok := named.(reference.Canonical); ok {
-		ref = c.Digest().String()
-	} else if t, ok := named.(reference.Tagged); ok {
-		ref = t.Tag()
-	}
+	r.Reference = img.Normalized
+	domain, repo, ref := img.Domain, img.Repository, img.Ref
 
 	// 1. The node's view.
 	var vopts []nodeview.Option
@@ -472,4 +466,33 @@ func podView(v *nodeview.View) (verdict.Warning, bool) {
 		}
 	}
 	return verdict.Warning{}, false
+}
+
+// Image is an image reference normalised as the CRI plugin does it.
+type Image struct {
+	Normalized string // docker.io/library/ubuntu:latest
+	Domain     string // the registry name containerd looks up in certs.d (docker.io)
+	Repository string // library/ubuntu
+	Ref        string // the tag, or the digest when there is one
+}
+
+// ParseImage normalises an image reference the way containerd's CRI
+// plugin does (reference.ParseDockerRef: docker.io/library/ for bare names,
+// :latest when there is neither tag nor digest, the digest winning over a
+// tag). A malformed reference is a config.reference error.
+func ParseImage(image string) (Image, error) {
+	if len(image) > 4096 {
+		return Image{}, verdict.Errorf("config.reference", verdict.RoleNone, "", "image reference is %d bytes long", len(image))
+	}
+	named, err := reference.ParseDockerRef(image)
+	if err != nil {
+		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
+	}
+	img := Image{Normalized: named.String(), Domain: reference.Domain(named), Repository: reference.Path(named)}
+	if c, ok := named.(reference.Canonical); ok {
+		img.Ref = c.Digest().String()
+	} else if t, ok := named.(reference.Tagged); ok {
+		img.Ref = t.Tag()
+	}
+	return img, nil
 }
