@@ -54,8 +54,20 @@ var secretKeySet = func() map[string]bool {
 func Redact(s string) string {
 	s = capText(s, 4*MaxMessageBytes)
 	l := lowerASCII(s)
+	// Unchanged text is not copied: s[last:i] is pending, and the builder
+	// is used only once something is replaced.
 	var b strings.Builder
-	b.Grow(len(s))
+	last := 0
+	changed := false
+	replace := func(from, to int, with string) {
+		if !changed {
+			b.Grow(len(s))
+			changed = true
+		}
+		b.WriteString(s[last:from])
+		b.WriteString(with)
+		last = to
+	}
 	i := 0
 	for i < len(s) {
 		c := l[i]
@@ -69,12 +81,12 @@ func Redact(s string) string {
 				end--
 			}
 			raw := s[i:end]
-			if u, err := url.Parse(raw); err == nil && (u.RawQuery != "" || u.User != nil || u.Fragment != "") {
-				b.WriteString(redactURL(u))
-			} else if q := strings.IndexByte(raw, '?'); q >= 0 {
-				b.WriteString(raw[:q+1] + redacted)
-			} else {
-				b.WriteString(raw)
+			if strings.ContainsAny(raw, "?@#") {
+				if u, err := url.Parse(raw); err == nil && (u.RawQuery != "" || u.User != nil || u.Fragment != "") {
+					replace(i, end, redactURL(u))
+				} else if q := strings.IndexByte(raw, '?'); q >= 0 {
+					replace(i, end, raw[:q+1]+redacted)
+				}
 			}
 			i = end
 			continue
@@ -88,8 +100,7 @@ func Redact(s string) string {
 			}
 			val := l[sp:j]
 			if j-sp >= 8 && !strings.HasPrefix(val, "realm") && !strings.HasPrefix(val, "auth") {
-				b.WriteString(s[i:sp])
-				b.WriteString(redacted)
+				replace(sp, j, redacted)
 				i = j
 				continue
 			}
@@ -105,7 +116,7 @@ func Redact(s string) string {
 				j++
 			}
 			if dots >= 2 && j-i >= 20 {
-				b.WriteString(redacted)
+				replace(i, j, redacted)
 				i = j
 				continue
 			}
@@ -143,20 +154,21 @@ func Redact(s string) string {
 						v++
 					}
 					if v > k {
-						b.WriteString(s[i:k])
-						b.WriteString(redacted)
+						replace(k, v, redacted)
 						i = v
 						continue
 					}
 				}
 			}
-			b.WriteString(s[i:j])
 			i = j
 			continue
 		}
-		b.WriteByte(s[i])
 		i++
 	}
+	if !changed {
+		return s
+	}
+	b.WriteString(s[last:])
 	return b.String()
 }
 

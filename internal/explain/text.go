@@ -31,6 +31,9 @@ func capText(s string, n int) string {
 // (\" \\ \n \t), turns every run of white space into one space and trims
 // the result. It is a single pass over s.
 func normalize(s string) string {
+	if isNormal(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -170,4 +173,30 @@ func wordAfter(s, l, prefix string) (string, int) {
 		end++
 	}
 	return strings.TrimRight(rest[:end], ".;:"), off
+}
+
+// isNormal reports whether normalize would return s unchanged: no
+// backslash, no whitespace but single spaces between words.
+func isNormal(s string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '\t', '\n', '\r', '\f', '\v':
+			return false
+		case ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		default:
+			prevSpace = false
+		}
+	}
+	return true
 }

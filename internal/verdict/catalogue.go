@@ -290,10 +290,15 @@ func Describe(code string, role Role, endpoint string) Description {
 	if ep == "" {
 		ep = "the endpoint"
 	}
-	r := strings.NewReplacer("{endpoint}", ep, "{role}", RolePhrase(role))
-	d := Description{Summary: upperFirst(r.Replace(c.Summary)), Next: make([]string, 0, len(c.Next)+1)}
+	fill := func(s string) string {
+		if strings.IndexByte(s, '{') < 0 {
+			return s
+		}
+		return strings.ReplaceAll(strings.ReplaceAll(s, "{endpoint}", ep), "{role}", RolePhrase(role))
+	}
+	d := Description{Summary: upperFirst(fill(c.Summary)), Next: make([]string, 0, len(c.Next)+1)}
 	for _, n := range c.Next {
-		d.Next = append(d.Next, r.Replace(n))
+		d.Next = append(d.Next, fill(n))
 	}
 	if role == RoleBlob && (c.Layer == LayerDNS || c.Layer == LayerRoute || c.Layer == LayerTLS) {
 		d.Next = append([]string{"Only the manifest endpoint is reachable: the registry answered but the blob host it redirects layer downloads to is not. " + everyHost}, d.Next...)
