@@ -199,7 +199,11 @@ func (p *prober) run(ctx context.Context, image string) error {
 		}
 		return err
 	}
-	var resolvers []*registry.Session
+	type planned struct {
+		sess *registry.Session
+		caps []string
+	}
+	var plan []planned
 	for _, h := range hosts {
 		role := verdict.RoleRegistry
 		if h.Mirror {
@@ -224,23 +228,26 @@ func (p *prober) run(ctx context.Context, image string) error {
 			OnRole:  p.tr.setRole,
 			Timeout: p.o.Timeout,
 		}
-		resolvers = append(resolvers, s)
-		_ = h
+		plan = append(plan, planned{sess: s, caps: h.Capabilities})
 	}
-	if len(resolvers) == 0 {
+	if len(plan) == 0 {
 		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
 	}
 
-	// 4. Resolve: HEAD the manifest on each host with the resolve
-	// capability, in order, until one answers (containerd's "trying next host").
+	// 4. Resolve: HEAD the manifest on each host that may serve it, in
+	// order, until one answers (containerd's "trying next host"). As in
+	// containerd's resolver, a tag needs the pull and resolve capabilities,
+	// a digest only pull.
+	byDigest := strings.HasPrefix(ref, "sha256:") || strings.HasPrefix(ref, "sha512:")
 	var sess *registry.Session
 	var desc registry.Descriptor
 	var errs []*verdict.Error
 	var failedMirrors []*verdict.Error
-	for i, s := range resolvers {
-		if !hasCap(hosts[indexOfHost(hosts, s.Host.Host)].Capabilities, "resolve") {
+	for _, pl := range plan {
+		if !hasCap(pl.caps, "pull") || (!byDigest && !hasCap(pl.caps, "resolve")) {
 			continue
 		}
+		s := pl.sess
 		d, err := s.Resolve(ctx, ref)
 		if err == nil {
 			sess, desc = s, d
@@ -251,10 +258,12 @@ func (p *prober) run(ctx context.Context, image string) error {
 		if s.Host.Role == verdict.RoleMirror {
 			failedMirrors = append(failedMirrors, ve)
 		}
-		_ = i
 	}
 	if sess == nil {
 		p.skipped = append(p.skipped, "manifest", "blobs")
+		if len(errs) == 0 {
+			return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
+		}
 		return verdict.Furthest(errs...)
 	}
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
@@ -300,15 +309,6 @@ func (p *prober) run(ctx context.Context, image string) error {
 		return nil
 	}
 	return p.fetchBlobs(ctx, sess, blobs)
-}
-
-func indexOfHost(hosts []nodeview.RegistryHost, host string) int {
-	for i, h := range hosts {
-		if h.Host == host {
-			return i
-		}
-	}
-	return 0
 }
 
 func asVerdictError(err error, s *registry.Session) *verdict.Error {
