@@ -10,6 +10,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -155,7 +156,10 @@ func describe(ref, repo string, img v1.Image) (Image, error) {
 //     repository of sharedRepos (layers mounted across repositories);
 //   - corrupt/app:1.0, a linux/amd64 image of its own, whose first layer the
 //     blob host corrupts;
-//   - multi/app:1.0, an OCI index for linux/amd64 and linux/arm64.
+//   - multi/app:1.0, an OCI index for linux/amd64 and linux/arm64;
+//   - foreign/app:1.0, an OCI index for two platforms that are not this
+//     machine's (ForeignPlatforms), so that a runtime on this machine fails
+//     to pull it exactly as a node of another architecture would.
 func (l *Lab) pushImages(ctx context.Context) error {
 	var seed [32]byte
 	if _, err := io.ReadFull(crand.Reader, seed[:]); err != nil {
@@ -182,6 +186,19 @@ func (l *Lab) pushImages(ctx context.Context) error {
 	arm, err := randomImage(rng, "linux", "arm64", smallLayers, smallLayerSize)
 	if err != nil {
 		return err
+	}
+	foreignPlats := ForeignPlatforms()
+	var foreignImgs []v1.Image
+	for _, fp := range foreignPlats {
+		img, err := randomImage(rng, "linux", fp, smallLayers, smallLayerSize)
+		if err != nil {
+			return err
+		}
+		foreignImgs = append(foreignImgs, img)
+	}
+	foreign := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for i, fp := range foreignPlats {
+		foreign = mutate.AppendManifests(foreign, mutate.IndexAddendum{Add: foreignImgs[i], Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: fp}}})
 	}
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	idx = mutate.AppendManifests(idx,
@@ -261,6 +278,23 @@ func (l *Lab) pushImages(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() {
+		r, err := ref("foreign/app")
+		if err != nil {
+			add(Image{}, err)
+			return
+		}
+		if err := remote.WriteIndex(r, foreign, opts...); err != nil {
+			add(Image{}, fmt.Errorf("pushing %s: %w", r, err))
+			return
+		}
+		d, err := foreign.Digest()
+		if err != nil {
+			add(Image{}, err)
+			return
+		}
+		add(Image{Ref: r.String(), Repository: "foreign/app", Digest: d.String(), MediaType: string(types.OCIImageIndex)}, nil)
+	})
+	wg.Go(func() {
 		r, err := ref("multi/app")
 		if err != nil {
 			add(Image{}, err)
@@ -298,6 +332,7 @@ func (l *Lab) pushImages(ctx context.Context) error {
 	}
 	order["corrupt/app"] = len(sharedRepos) + 1
 	order["multi/app"] = len(sharedRepos) + 2
+	order["foreign/app"] = len(sharedRepos) + 3
 	sorted := make([]Image, len(images))
 	for _, img := range images {
 		sorted[order[img.Repository]] = img
@@ -305,3 +340,19 @@ func (l *Lab) pushImages(ctx context.Context) error {
 	l.images = sorted
 	return nil
 }
+
+// ForeignPlatforms are two linux architectures other than this machine's:
+// the platforms of foreign/app's index.
+func ForeignPlatforms() []string {
+	var out []string
+	for _, a := range []string{"s390x", "ppc64le", "riscv64"} {
+		if a != runtime.GOARCH && len(out) < 2 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// NodePlatform is the platform of this machine, the one a runtime here
+// pulls for.
+func NodePlatform() string { return "linux/" + runtime.GOARCH }

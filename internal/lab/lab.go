@@ -625,7 +625,7 @@ func (l *Lab) newTokenService(now time.Time) (*tokenService, []byte, error) {
 		key:     key,
 		kid:     jwkThumbprint(&key.PublicKey),
 		users:   map[string]string{l.Username: l.Password, "pusher": l.pusherPass},
-		public:  map[string]bool{"team": true, "multi": true},
+		public:  map[string]bool{"team": true, "multi": true, "foreign": true},
 		now:     time.Now,
 	}, certPEM, nil
 }

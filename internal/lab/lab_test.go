@@ -669,7 +669,7 @@ func TestPlatforms(t *testing.T) {
 func TestScenarioTable(t *testing.T) {
 	want := []string{"healthy", "healthy-auth", "dns-nxdomain", "dns-resolver-down", "dns-private-zone", "route-refused",
 		"tls-untrusted", "tls-name", "tls-expired", "auth-anonymous", "auth-bad-credentials", "authz-scope", "authz-denied",
-		"manifest-unknown", "manifest-platform", "auth-host-down", "blob-nxdomain", "blob-refused", "blob-corrupt",
+		"manifest-unknown", "manifest-platform", "healthy-index", "auth-host-down", "blob-nxdomain", "blob-refused", "blob-corrupt",
 		"ratelimit", "server-error", "mirror-fallback", "hosts-entry", "split-answer"}
 	var got []string
 	for _, s := range shared.Scenarios {

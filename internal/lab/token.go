@@ -28,7 +28,7 @@ const tokenTTL = 5 * time.Minute
 //   - pusher: pull and push everywhere (setup only);
 //   - puller: pull everywhere except forbidden/*, where the token is issued
 //     with an empty access list, so the registry answers insufficient_scope;
-//   - anonymous: pull on the public prefixes team/* and multi/*; a request
+//   - anonymous: pull on the public prefixes team/*, multi/* and foreign/*; a request
 //     for any other repository is refused with 401, the way ACR refuses an
 //     anonymous token for a private repository;
 //   - a wrong password or an unknown user: 401.
