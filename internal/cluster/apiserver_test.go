@@ -164,6 +164,10 @@ func TestAPIServer(t *testing.T) {
 		applyManifests(t, srv.Clientset, "../../deploy/rbac.yaml", "")
 		sa := "system:serviceaccount:pullpath:pullpath"
 		asSA := impersonate(t, srv.Config, sa)
+		waitAllowed(func() error {
+			_, err := asSA.AppsV1().Deployments(clustertest.Namespace).Get(ctx, clustertest.Deployment, metav1.GetOptions{})
+			return err
+		})
 
 		r, err := Diagnose(ctx, asSA, deploy, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
@@ -188,6 +192,10 @@ func TestAPIServer(t *testing.T) {
 		}
 
 		applyManifests(t, srv.Clientset, "../../deploy/probe-namespace.yaml", clustertest.Namespace)
+		waitAllowed(func() error {
+			_, err := asSA.CoreV1().Secrets(clustertest.Namespace).Get(ctx, "acr-pull", metav1.GetOptions{})
+			return err
+		})
 		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po = &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "rbac0002"}
@@ -205,6 +213,16 @@ func TestAPIServer(t *testing.T) {
 		}
 		assertNoProbeJobs(t, srv.Clientset)
 	})
+}
+
+// waitAllowed polls get until it is no longer forbidden, for at most 20 s:
+// the RBAC authorizer sees new bindings through an informer, a moment after
+// they are created.
+func waitAllowed(get func() error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for apierrors.IsForbidden(get()) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func findNode(r *Report, name string) *Node {
