@@ -38,6 +38,9 @@ type View struct {
 	// unless Root is "/"). RootsFiles are the node paths that contributed.
 	Roots      *x509.CertPool
 	RootsFiles []string
+	// Proxy is the proxy environment of containerd's service (systemd unit
+	// and drop-ins), which its transport uses for every registry host.
+	Proxy Proxy
 	// Problems are configuration problems found while loading that did
 	// not stop it (ignored hosts lines, unreadable trust files, a missing
 	// trust store).
@@ -131,6 +134,9 @@ func Load(root string, opts ...Option) (*View, error) {
 			v.Problems = append(v.Problems, verdict.Wrap("config.hosts-file", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
 		}
 	}
+
+	// containerd's proxy environment
+	v.Proxy = loadProxy(root)
 
 	// trust store
 	ts := loadTrust(root)
