@@ -82,6 +82,38 @@ func isProxy(t *txt) bool {
 	return t.h.any(ps15)
 }
 
+// proxyRefusals are the bare status texts Go's transport returns when the
+// proxy answers CONNECT with anything but 200 (`Head "https://r/v2/...":
+// Forbidden`): no status code, no "unexpected status", right after the
+// quoted URL. A registry's own 403 never reads like that.
+// Go writes them as http.StatusText does (capitalised); registry error
+// codes that Docker prints bare are lower case ("unauthorized", "denied"),
+// so the match is case-sensitive on the original text.
+var proxyRefusals = []string{"Forbidden", "Proxy Authentication Required", "Bad Gateway", "Service Unavailable", "Gateway Timeout", "Not Found", "Method Not Allowed", "Bad Request", "Unauthorized"}
+
+// isProxyRefusal reports a CONNECT refused by the proxy: a quoted URL
+// followed by `": <bare status text>` at the end of the message (or of a
+// bracketed list item).
+func isProxyRefusal(s string) bool {
+	for i := strings.Index(s, `": `); i >= 0; {
+		rest := s[i+3:]
+		for _, r := range proxyRefusals {
+			if strings.HasPrefix(rest, r) {
+				tail := strings.TrimLeft(rest[len(r):], " ")
+				if tail == "" || tail[0] == ']' || tail[0] == ',' || tail[0] == '"' || tail[0] == '\'' {
+					return true
+				}
+			}
+		}
+		j := strings.Index(rest, `": `)
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return false
+}
+
 // TLS predicates.
 
 func isTLSName(t *txt) bool {

@@ -88,7 +88,7 @@ func classify(msg, imageHint string) Result {
 		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
 			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
 	}
-	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob {
+	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob && p.role != verdict.RoleProxy {
 		ref := o.image
 		if r := resolvedRef(s, l); r != "" {
 			ref = r
@@ -426,6 +426,9 @@ func analyze(s string, t *txt, image string) part {
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
 	p.cause = detectCause(t, status, p.role, downloading)
+	if isProxyRefusal(s) && verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() {
+		p.cause = "route.proxy"
+	}
 
 	switch verdict.LayerOf(p.cause) {
 	case verdict.LayerDNS:
@@ -453,7 +456,10 @@ func analyze(s string, t *txt, image string) part {
 		}
 	case verdict.LayerRoute:
 		if p.cause == "route.proxy" {
-			p.role = verdict.RoleNone
+			// The failing hop is the proxy: its address when the message
+			// names it (proxyconnect), else unknown.
+			p.role = verdict.RoleProxy
+			p.host, p.port = "", ""
 			if h, port := proxyTarget(s, l); h != "" {
 				p.host, p.port = h, port
 			}

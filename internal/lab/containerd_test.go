@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodeview"
 )
 
 // containerdPull pulls s.Image the way containerd's CRI plugin fetches it:
@@ -55,6 +57,10 @@ func containerdFetch(ctx context.Context, l *Lab, s Scenario, dial func(context.
 				return fmt.Errorf("unexpected transport %T", c.Transport)
 			}
 			tr.DialContext = dial
+			// containerd's transport takes its proxy from the service's
+			// environment (http.ProxyFromEnvironment): the root's unit.
+			px := nodeProxy(s.Root)
+			tr.Proxy = func(r *http.Request) (*url.URL, error) { return px.For(r.URL) }
 			return nil
 		},
 	})
@@ -200,6 +206,11 @@ func wantInContainerdError(s Scenario) []string {
 		return []string{"authorization failed"}
 	case "manifest.unknown":
 		return []string{"not found"}
+	case "route.proxy":
+		if strings.Contains(s.Name, "denied") {
+			return []string{"Forbidden"}
+		}
+		return []string{"proxyconnect tcp", "connection refused"}
 	case "manifest.platform":
 		return []string{"no match for platform"}
 	case "transfer.digest":
@@ -210,4 +221,10 @@ func wantInContainerdError(s Scenario) []string {
 		return []string{"503"}
 	}
 	return []string{s.Expect.Cause}
+}
+
+// nodeProxy is the proxy environment of containerd's service under root.
+func nodeProxy(root string) nodeview.Proxy {
+	v, _ := nodeview.Load(root)
+	return v.Proxy
 }

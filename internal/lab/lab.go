@@ -139,6 +139,10 @@ type Lab struct {
 	HTTPSPort int
 	// DNSPort is the port of both DNS servers (53 or the fallback port).
 	DNSPort int
+	// ProxyPort and DenyProxyPort are the ports of the lab's HTTPS proxy
+	// (proxy.lab.test, CONNECT only): the first tunnels to lab hosts, the
+	// second refuses every tunnel with 403.
+	ProxyPort, DenyProxyPort int
 	// CAPEM is the lab CA certificate (PEM) every lab host's certificate
 	// chains to, except the tls-untrusted scenario's.
 	CAPEM []byte
@@ -176,6 +180,7 @@ type Lab struct {
 	images      []Image
 
 	httpServers []*http.Server
+	proxies     []*proxy
 	dnsServers  []*dns.Server
 	listeners   []io.Closer
 	wg          sync.WaitGroup
@@ -311,6 +316,9 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		}()
 	}
 	if err := l.serveDNS(udp, tcp); err != nil {
+		return nil, err
+	}
+	if err := l.startProxies(); err != nil {
 		return nil, err
 	}
 
@@ -561,8 +569,9 @@ func (l *Lab) buildZones() {
 	addr(hAuth, a.Auth)
 	addr(hBlob, a.Blob)
 	addr(hMirror, a.Mirror)
+	addr(hProxy, a.Mirror)
 	addr("ns1", a.DNS)
-	for _, h := range []string{hRefused, hAuthDown, hDeadBlob, hDeadMirror} {
+	for _, h := range []string{hRefused, hAuthDown, hDeadBlob, hDeadMirror, hDeadProxy} {
 		addr(h, a.Dead)
 	}
 	for _, h := range []string{hUntrusted, hWrongName, hExpired, hSplit} {
@@ -744,6 +753,9 @@ func (l *Lab) Close() error {
 		}
 		for _, srv := range l.dnsServers {
 			_ = srv.Shutdown()
+		}
+		for _, p := range l.proxies {
+			p.close()
 		}
 		for _, c := range l.listeners {
 			_ = c.Close() // already closed by their servers, unless Start failed half-way

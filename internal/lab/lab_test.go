@@ -670,7 +670,7 @@ func TestScenarioTable(t *testing.T) {
 	want := []string{"healthy", "healthy-auth", "dns-nxdomain", "dns-resolver-down", "dns-private-zone", "route-refused",
 		"tls-untrusted", "tls-name", "tls-expired", "auth-anonymous", "auth-bad-credentials", "authz-scope", "authz-denied",
 		"manifest-unknown", "manifest-platform", "healthy-index", "auth-host-down", "blob-nxdomain", "blob-refused", "blob-corrupt",
-		"ratelimit", "server-error", "mirror-fallback", "hosts-entry", "split-answer"}
+		"ratelimit", "server-error", "mirror-fallback", "proxy", "proxy-down", "proxy-denied", "proxy-bypass", "hosts-entry", "split-answer"}
 	var got []string
 	for _, s := range shared.Scenarios {
 		got = append(got, s.Name)
@@ -693,8 +693,15 @@ func TestScenarioTable(t *testing.T) {
 				if got := verdict.LayerOf(e.Cause); got != e.Layer || !e.Layer.Valid() {
 					t.Errorf("LayerOf(%q) = %q, want %q", e.Cause, got, e.Layer)
 				}
-				if _, port, err := net.SplitHostPort(e.Endpoint); err != nil || port != fmt.Sprint(shared.HTTPSPort) {
-					t.Errorf("Endpoint %q is not host:%d", e.Endpoint, shared.HTTPSPort)
+				wantPort := fmt.Sprint(shared.HTTPSPort)
+				if e.Role == verdict.RoleProxy {
+					wantPort = strings.TrimPrefix(e.Endpoint[strings.LastIndexByte(e.Endpoint, ':'):], ":")
+					if wantPort != fmt.Sprint(shared.ProxyPort) && wantPort != fmt.Sprint(shared.DenyProxyPort) {
+						t.Errorf("proxy Endpoint %q is not on a lab proxy port", e.Endpoint)
+					}
+				}
+				if _, port, err := net.SplitHostPort(e.Endpoint); err != nil || port != wantPort {
+					t.Errorf("Endpoint %q is not host:%s", e.Endpoint, wantPort)
 				}
 				if e.Role == verdict.RoleNone {
 					t.Error("Role is empty")

@@ -44,6 +44,7 @@ type rootSpec struct {
 	nameservers []string // default: the lab DNS
 	hosts       []string // extra etc/hosts lines
 	hostsTOML   string   // etc/containerd/certs.d/<registry host>/hosts.toml
+	proxyEnv    string   // Environment= of a containerd systemd drop-in (the node's proxy)
 }
 
 type scenarioSpec struct {
@@ -120,6 +121,18 @@ func (l *Lab) scenarioSpecs() []scenarioSpec {
 			root: rootSpec{hostsTOML: fmt.Sprintf("# pullpath lab: a dead mirror, then the registry itself\nserver = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n",
 				"https://"+l.Registry, deadMirror)},
 			expect: Expect{OK: true, Layer: verdict.LayerNone, Warnings: []string{"mirror.unreachable"}}},
+		{name: "proxy", description: "containerd's systemd drop-in sets HTTPS_PROXY to the lab proxy; every host is reached through a CONNECT tunnel.",
+			root:   rootSpec{proxyEnv: fmt.Sprintf(`"HTTPS_PROXY=http://%s.%s:%d" "NO_PROXY=localhost,127.0.0.1"`, hProxy, Domain, l.ProxyPort)},
+			expect: Expect{OK: true, Layer: verdict.LayerNone}},
+		{name: "proxy-down", description: "HTTPS_PROXY names " + hDeadProxy + "." + Domain + ", where nothing listens: the node cannot reach the registry at all.",
+			root:   rootSpec{proxyEnv: fmt.Sprintf(`"HTTPS_PROXY=http://%s.%s:%d"`, hDeadProxy, Domain, l.ProxyPort)},
+			expect: fail("route.proxy", verdict.RoleProxy, fmt.Sprintf("%s.%s:%d", hDeadProxy, Domain, l.ProxyPort))},
+		{name: "proxy-denied", description: "HTTPS_PROXY names a proxy that refuses the tunnel to the registry (403), as one whose allowlist lacks it.",
+			root:   rootSpec{proxyEnv: fmt.Sprintf(`"HTTPS_PROXY=http://%s.%s:%d"`, hProxy, Domain, l.DenyProxyPort)},
+			expect: fail("route.proxy", verdict.RoleProxy, fmt.Sprintf("%s.%s:%d", hProxy, Domain, l.DenyProxyPort))},
+		{name: "proxy-bypass", description: "HTTPS_PROXY names a dead proxy but NO_PROXY covers ." + Domain + ": the pull goes direct.",
+			root:   rootSpec{proxyEnv: fmt.Sprintf(`"HTTPS_PROXY=http://%s.%s:%d" "NO_PROXY=.%s"`, hDeadProxy, Domain, l.ProxyPort, Domain)},
+			expect: Expect{OK: true, Layer: verdict.LayerNone}},
 		{name: "hosts-entry", description: hHostsOnly + "." + Domain + " is not in DNS; the node's etc/hosts maps it to the registry address.",
 			host: hHostsOnly, root: rootSpec{hosts: []string{l.Addrs.Registry.String() + " " + hHostsOnly + "." + Domain}},
 			expect: Expect{OK: true, Layer: verdict.LayerNone, Warnings: []string{"dns.hosts-entry"}}},
@@ -193,6 +206,9 @@ func (l *Lab) writeRoot(root, scenario string, spec rootSpec) error {
 	}
 	if spec.hostsTOML != "" {
 		files["etc/containerd/certs.d/"+l.Registry+"/hosts.toml"] = spec.hostsTOML
+	}
+	if spec.proxyEnv != "" {
+		files["etc/systemd/system/containerd.service.d/http-proxy.conf"] = "# pullpath lab: containerd's proxy environment\n[Service]\nEnvironment=" + spec.proxyEnv + "\n"
 	}
 	if err := os.MkdirAll(filepath.Join(root, "etc", "containerd", "certs.d"), 0o755); err != nil {
 		return fmt.Errorf("writing root of %s: %w", scenario, err)

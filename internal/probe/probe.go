@@ -42,6 +42,9 @@ type Options struct {
 	Timeout      time.Duration
 	Deadline     time.Duration // whole run; default 10m
 	DNSPort      int           // nameserver port; default 53
+	// Proxy overrides the proxy environment read from containerd's
+	// service under Root. The default is what the node's unit sets.
+	Proxy *nodeview.Proxy
 	// Progress is told the bytes done and the total expected, as they arrive.
 	Progress func(done, total int64)
 }
@@ -183,6 +186,13 @@ func (p *prober) run(ctx context.Context, image string) error {
 		dnsTimeout = t
 	}
 	p.tr = newTracer(&netpath.Resolver{View: view, Timeout: dnsTimeout, Port: p.o.DNSPort}, p.o.Timeout)
+	p.tr.proxy = view.Proxy
+	if p.o.Proxy != nil {
+		p.tr.proxy = *p.o.Proxy
+	}
+	if p.tr.proxy.Set() {
+		r.Proxy = &ProxyInfo{HTTPSProxy: registry.RedactURL(p.tr.proxy.HTTPSProxy), HTTPProxy: registry.RedactURL(p.tr.proxy.HTTPProxy), NoProxy: p.tr.proxy.NoProxy, Sources: p.tr.proxy.Sources}
+	}
 
 	// 2. Credentials for the registry host.
 	creds, err := p.credentials(domain)

@@ -34,6 +34,8 @@ type Report struct {
 	Started  time.Time    `json:"started"`
 	Millis   int64        `json:"ms"`
 	Runtime  *RuntimePull `json:"runtime,omitempty"`
+	// Proxy is the proxy environment of the node's containerd, when set.
+	Proxy *ProxyInfo `json:"proxy,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.
@@ -90,4 +92,13 @@ type RuntimePull struct {
 	Agrees  bool             `json:"agrees"`
 	Note    string           `json:"note,omitempty"`
 	Millis  int64            `json:"ms"`
+}
+
+// ProxyInfo is the proxy environment the probe applied (credentials in the
+// proxy URLs redacted).
+type ProxyInfo struct {
+	HTTPSProxy string   `json:"https_proxy,omitempty"`
+	HTTPProxy  string   `json:"http_proxy,omitempty"`
+	NoProxy    string   `json:"no_proxy,omitempty"`
+	Sources    []string `json:"sources,omitempty"`
 }

@@ -1,13 +1,17 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +29,7 @@ import (
 type tracer struct {
 	resolver *netpath.Resolver
 	timeout  time.Duration
+	proxy    nodeview.Proxy
 
 	mu       sync.Mutex
 	eps      map[string]*Endpoint // key host:port
@@ -212,7 +217,8 @@ func dnsFacts(res netpath.DNSResult) map[string]any {
 }
 
 // dial is the DialContext of one plan host's transport. tlsCfg is nil for
-// plain http.
+// plain http. A host the node's proxy environment sends through a proxy is
+// reached through a CONNECT tunnel, as containerd's transport does.
 func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -223,18 +229,49 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 	ep := t.endpoint(host, port, role)
 	endpoint := net.JoinHostPort(host, portStr)
 
-	// 1. dns
-	res, err := t.resolve(ctx, host, ep, endpoint, role)
-	if err != nil {
-		t.skip(ep, "route", "dns")
+	if t.proxy.Set() {
+		scheme := "http"
 		if tlsCfg != nil {
-			t.skip(ep, "tls", "dns")
+			scheme = "https"
+		}
+		pu, err := t.proxy.For(&url.URL{Scheme: scheme, Host: addr})
+		if err != nil {
+			return nil, verdict.Errorf("route.proxy", role, endpoint, "the proxy setting of containerd's environment is not a URL: %v", err)
+		}
+		if pu != nil {
+			return t.dialViaProxy(ctx, pu, host, ep, endpoint, role, tlsCfg)
+		}
+	}
+
+	conn, err := t.connect(ctx, host, port, ep, endpoint, role)
+	if err != nil {
+		if tlsCfg != nil {
+			t.skip(ep, "tls", blockedBy(err))
 		}
 		return nil, err
 	}
+	if tlsCfg == nil {
+		return conn, nil
+	}
+	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg)
+}
 
-	// 2. route: every address in parallel; the first that connects wins,
-	// in the resolver's order.
+func blockedBy(err error) string {
+	if ve, ok := verdict.AsError(err); ok {
+		return string(ve.Layer)
+	}
+	return "an earlier step"
+}
+
+// connect is steps 1 and 2 for one host: dns, then a TCP connection to
+// every address in parallel; the first that connects wins, in the
+// resolver's order.
+func (t *tracer) connect(ctx context.Context, host string, port int, ep *Endpoint, endpoint string, role verdict.Role) (net.Conn, error) {
+	res, err := t.resolve(ctx, host, ep, endpoint, role)
+	if err != nil {
+		t.skip(ep, "route", "dns")
+		return nil, err
+	}
 	firstRoute := t.claim(ep, "route")
 	results := make([]netpath.ConnResult, len(res.Addrs))
 	var wg sync.WaitGroup
@@ -277,17 +314,13 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 		if routeErr == nil {
 			routeErr = verdict.Errorf("dns.no-address", role, endpoint, "no address to connect to")
 		}
-		if tlsCfg != nil {
-			t.skip(ep, "tls", "route")
-		}
 		return nil, routeErr
 	}
-	conn = &idleConn{Conn: conn, idle: 2 * t.timeout}
-	if tlsCfg == nil {
-		return conn, nil
-	}
+	return &idleConn{Conn: conn, idle: 2 * t.timeout}, nil
+}
 
-	// 3. tls
+// handshake is step 3: TLS with the node's trust store for this host.
+func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *Endpoint, endpoint string, role verdict.Role, tlsCfg *tls.Config) (net.Conn, error) {
 	cfg := tlsCfg.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
@@ -319,6 +352,102 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 		return nil, &e
 	}
 	return tr.Conn, nil
+}
+
+// dialViaProxy reaches host through the proxy pu the way Go's transport
+// (and so containerd's) does for HTTPS: dns and route to the proxy (role
+// proxy), CONNECT host:port, then TLS with the registry host end to end.
+// The node does not resolve host itself: the proxy does. Any failure on
+// the way is route.proxy for host, with the proxy's own step in the trace.
+func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep *Endpoint, endpoint string, role verdict.Role, tlsCfg *tls.Config) (net.Conn, error) {
+	pport := pu.Port()
+	if pport == "" {
+		pport = "80"
+		if pu.Scheme == "https" {
+			pport = "443"
+		}
+	}
+	pp, _ := strconv.Atoi(pport)
+	phost := pu.Hostname()
+	pendpoint := net.JoinHostPort(phost, pport)
+	pep := t.endpoint(phost, pp, verdict.RoleProxy)
+	shown := registry.RedactURL(pu.String())
+	if t.claim(ep, "dns") {
+		t.addStep(ep, Step{Name: "dns", Target: host, Status: StatusSkipped, Detail: "resolved by the proxy " + shown + ", not by the node"})
+	}
+	proxyErr := func(format string, args ...any) error {
+		// The failing hop is the proxy: role proxy, its endpoint; the
+		// detail names the host the tunnel was for.
+		e := verdict.Errorf("route.proxy", verdict.RoleProxy, pendpoint, "proxy %s, for %s: %s", shown, endpoint, fmt.Sprintf(format, args...))
+		if t.claim(ep, "route-failed proxy") {
+			t.addStep(ep, Step{Name: "route", Target: fmt.Sprintf("%s -> via proxy %s", host, pendpoint), Status: StatusFailed, Cause: e.Cause, Detail: e.Detail})
+		}
+		return e
+	}
+
+	conn, err := t.connect(ctx, phost, pp, pep, pendpoint, verdict.RoleProxy)
+	if err != nil {
+		if tlsCfg != nil {
+			t.skip(ep, "tls", "route")
+		}
+		return nil, proxyErr("%v", err)
+	}
+	if pu.Scheme == "https" {
+		pcfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if tlsCfg != nil {
+			pcfg = tlsCfg.Clone()
+		}
+		pcfg.ServerName = phost
+		if conn, err = t.handshake(ctx, conn, phost, pep, pendpoint, verdict.RoleProxy, pcfg); err != nil {
+			return nil, proxyErr("%v", err)
+		}
+	}
+
+	// CONNECT host:port, with the proxy's credentials when its URL has them.
+	target := net.JoinHostPort(host, strconv.Itoa(ep.Port))
+	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: target}, Host: target, Header: http.Header{}}
+	if pu.User != nil {
+		pass, _ := pu.User.Password()
+		req.Header.Set("Proxy-Authorization", "Basic "+basicAuth(pu.User.Username(), pass))
+	}
+	start := time.Now()
+	_ = conn.SetDeadline(time.Now().Add(t.timeout))
+	var resp *http.Response
+	err = req.Write(conn)
+	if err == nil {
+		resp, err = http.ReadResponse(bufio.NewReader(conn), req)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	st := Step{Name: "http", Target: "CONNECT " + target, Millis: ms(time.Since(start)), Status: StatusOK}
+	switch {
+	case err != nil:
+		st.Status, st.Cause, st.Detail = StatusFailed, "route.proxy", err.Error()
+	case resp.StatusCode != http.StatusOK:
+		st.Status, st.Cause, st.Detail = StatusFailed, "route.proxy", resp.Status
+	default:
+		st.Detail = resp.Status
+	}
+	t.addStep(pep, st)
+	if err != nil {
+		conn.Close()
+		return nil, proxyErr("CONNECT %s: %v", target, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		conn.Close()
+		return nil, proxyErr("refused the tunnel to %s: %s", target, resp.Status)
+	}
+	if t.claim(ep, "route") {
+		t.addStep(ep, Step{Name: "route", Target: fmt.Sprintf("%s -> via proxy %s", host, pendpoint), Status: StatusOK, Millis: ms(time.Since(start)), Detail: "CONNECT tunnel through the proxy"})
+	}
+	if tlsCfg == nil {
+		return conn, nil
+	}
+	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg)
+}
+
+func basicAuth(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 }
 
 func routeDetail(r netpath.ConnResult) string {

@@ -79,6 +79,13 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 	if r.Identity != "" {
 		meta = append(meta, "identity "+r.Identity)
 	}
+	if r.Proxy != nil {
+		px := "proxy " + r.Proxy.HTTPSProxy
+		if r.Proxy.NoProxy != "" {
+			px += " (no_proxy " + r.Proxy.NoProxy + ")"
+		}
+		meta = append(meta, px)
+	}
 	if len(meta) > 0 {
 		fmt.Fprintf(b, "  %s\n", s.Dim(strings.Join(meta, " · ")))
 	}

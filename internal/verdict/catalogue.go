@@ -95,7 +95,7 @@ func init() {
 			Summary: "The connection to {role} {endpoint} was reset during connect: a firewall or proxy on the path is cutting it.",
 			Next:    []string{"Check firewalls, TLS inspection appliances and egress rules on the path for the registry host names.", credsIrrelevant}},
 		Cause{Code: "route.proxy", Layer: LayerRoute,
-			Summary: "The HTTPS proxy the runtime is configured with cannot be reached or refused the tunnel to {endpoint}.",
+			Summary: "The HTTPS proxy the runtime is configured with ({endpoint}) cannot be reached or refused the tunnel to the registry host.",
 			Next:    []string{"Check HTTPS_PROXY/NO_PROXY in containerd's environment (systemctl show containerd -p Environment) and the proxy's reachability and allowlist.", credsIrrelevant}},
 
 		// tls
@@ -268,6 +268,8 @@ func RolePhrase(r Role) string {
 		return "the blob host"
 	case RoleMirror:
 		return "the mirror"
+	case RoleProxy:
+		return "the proxy"
 	}
 	return "the endpoint"
 }

@@ -72,6 +72,10 @@ const (
 	RoleAuth     Role = "auth"
 	RoleBlob     Role = "blob"
 	RoleMirror   Role = "mirror"
+	// RoleProxy is the HTTP(S) proxy of the runtime's environment, an
+	// addition to the contract's roles: the hop every proxied host is
+	// reached through.
+	RoleProxy Role = "proxy"
 )
 
 // Owner is who fixes a failure.
