@@ -39,8 +39,9 @@ with TLS, token auth on its own host and a separate redirecting blob host, and
 a DNS server — and probes one scenario per fault: NXDOMAIN, resolver down,
 private zone, refused, untrusted/wrong-name/expired certificates, 401, 403,
 unknown tag, missing platform, unreachable or corrupt blob host, 429, 5xx,
-mirror fallback, hosts-file entry. It exits 0 only if every verdict is the
-expected one. Nothing leaves this machine.`,
+mirror fallback, an HTTPS proxy that works, is down, refuses or is bypassed,
+hosts-file entry. It exits 0 only if every verdict is the expected one.
+Nothing leaves this machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
