@@ -92,7 +92,11 @@ func ContainerdVersion(ctx context.Context) (string, error) {
 
 // StartContainerd starts containerd inside ns with its state under dir and
 // waits until its CRI image service answers. Stop ends it.
-func StartContainerd(ctx context.Context, ns *Netns, dir string) (*Containerd, error) {
+//
+// env is the service environment systemd would give containerd (e.g. the
+// node's HTTPS_PROXY and NO_PROXY); proxy variables of this process's own
+// environment are never passed on, so the lab does not depend on them.
+func StartContainerd(ctx context.Context, ns *Netns, dir string, env ...string) (*Containerd, error) {
 	version, err := ContainerdVersion(ctx)
 	if err != nil {
 		return nil, err
@@ -117,6 +121,7 @@ func StartContainerd(ctx context.Context, ns *Netns, dir string) (*Containerd, e
 	}
 	// The daemon outlives ctx (which only bounds the start); Stop ends it.
 	c.cmd = ns.Command(context.Background(), "containerd", "--config", cfg)
+	c.cmd.Env = append(withoutProxy(os.Environ()), env...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	if err := c.cmd.Start(); err != nil {
 		logf.Close()
@@ -187,4 +192,18 @@ func tail(path string, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// withoutProxy drops the proxy variables from an environment.
+func withoutProxy(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/internal/nodeview"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/containerd-errors.jsonl from the runtime's own errors")
@@ -129,6 +130,14 @@ var rows = []row{
 	// of another architecture.
 	{name: "manifest-platform", scenario: "manifest-platform",
 		containerd: `no match for platform in manifest`},
+	// containerd's systemd drop-in sets HTTPS_PROXY (and NO_PROXY): the
+	// service runs with that environment, the probe reads the same unit.
+	{name: "proxy", scenario: "proxy"},
+	{name: "proxy-down", scenario: "proxy-down",
+		containerd: `proxyconnect tcp: dial tcp 198\.18\.10\.14:\d+: connect: connection refused$`},
+	{name: "proxy-denied", scenario: "proxy-denied",
+		containerd: `manifests/1\.0": Forbidden$`},
+	{name: "proxy-bypass", scenario: "proxy-bypass"},
 	{name: "auth-host-down", scenario: "auth-host-down",
 		containerd: `failed to fetch (oauth|anonymous) token: Post "https://authdown\.lab\.test/token": dial tcp 198\.18\.10\.14:443: connect: connection refused$`},
 	{name: "auth-host-dropped", slow: true, scenario: "healthy",
@@ -247,7 +256,7 @@ func runRow(t *testing.T, r row, bin string) {
 			t.Fatal(err)
 		}
 	}
-	cd, err := netlab.StartContainerd(ctx, node, filepath.Join(n.Dir, "containerd"))
+	cd, err := netlab.StartContainerd(ctx, node, filepath.Join(n.Dir, "containerd"), serviceEnv(root)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +322,23 @@ func runRow(t *testing.T, r row, bin string) {
 		}
 		explainRow(t, ctx, bin, pe.Event(), explainWant, &res)
 	}
+}
+
+// serviceEnv is the proxy environment the node root's containerd unit
+// gives the service, as systemd would start it.
+func serviceEnv(root string) []string {
+	v, _ := nodeview.Load(root)
+	var env []string
+	if v.Proxy.HTTPSProxy != "" {
+		env = append(env, "HTTPS_PROXY="+v.Proxy.HTTPSProxy)
+	}
+	if v.Proxy.HTTPProxy != "" {
+		env = append(env, "HTTP_PROXY="+v.Proxy.HTTPProxy)
+	}
+	if v.Proxy.NoProxy != "" {
+		env = append(env, "NO_PROXY="+v.Proxy.NoProxy)
+	}
+	return env
 }
 
 // runtimePullRows are the rows where `probe --runtime-pull` is run too (the
