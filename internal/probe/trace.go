@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"github.com/pullpath/pullpath/internal/nodeview"
@@ -408,7 +407,7 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: target}, Host: target, Header: http.Header{}}
 	if pu.User != nil {
 		pass, _ := pu.User.Password()
-		req.Header.Set("Proxy-Authorization", "Basic "+basicAuth(pu.User.Username(), pass))
+		req.Header.Set("Proxy-Authorization", "Basic "+registry.BasicAuth(pu.User.Username(), pass))
 	}
 	start := time.Now()
 	_ = conn.SetDeadline(time.Now().Add(t.timeout))
@@ -444,10 +443,6 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 		return conn, nil
 	}
 	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg)
-}
-
-func basicAuth(user, pass string) string {
-	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 }
 
 func routeDetail(r netpath.ConnResult) string {

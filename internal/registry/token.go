@@ -30,7 +30,7 @@ func (s *Session) authorize(ctx context.Context, header string) error {
 		if s.Creds.Anonymous() {
 			return verdict.Errorf("auth.no-credentials", s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
 		}
-		s.setAuth("Basic " + basicValue(s.Creds.Username, s.Creds.Password))
+		s.setAuth("Basic " + BasicAuth(s.Creds.Username, s.Creds.Password))
 		return nil
 	}
 	if header == "" {
@@ -45,7 +45,8 @@ func (s *Session) setAuth(v string) {
 	s.mu.Unlock()
 }
 
-func basicValue(user, pass string) string {
+// BasicAuth is the value of a Basic Authorization header, without the scheme.
+func BasicAuth(user, pass string) string {
 	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 }
 
@@ -131,7 +132,7 @@ func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope s
 		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	if !s.Creds.Anonymous() {
-		req.Header.Set("Authorization", "Basic "+basicValue(s.Creds.Username, s.Creds.Password))
+		req.Header.Set("Authorization", "Basic "+BasicAuth(s.Creds.Username, s.Creds.Password))
 	}
 	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))
 }
