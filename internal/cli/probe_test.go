@@ -161,3 +161,17 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 }
+
+func TestCompletionAndPluginName(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		code, out, _ := runCLI(t, "", "completion", shell)
+		if code != ExitOK || !strings.Contains(out, "pullpath") {
+			t.Errorf("completion %s: exit %d, %d bytes", shell, code, len(out))
+		}
+	}
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, []string{"/usr/local/bin/kubectl-pullpath", "--help"})
+	if code != ExitOK || !strings.Contains(out.String(), "kubectl pullpath") {
+		t.Errorf("as kubectl-pullpath: exit %d, help %q", code, out.String())
+	}
+}

@@ -104,8 +104,8 @@ func newCmdVersion(streams Streams) *cobra.Command {
 func Run(ctx context.Context, streams Streams, args []string) int {
 	root := NewRootCmd(streams)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
-		// Installed as kubectl-pullpath: kubectl pullpath ...
-		root.Use = "kubectl pullpath"
+		// Installed as kubectl-pullpath: help and usage say kubectl pullpath.
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pullpath"}
 	}
 	if len(args) > 0 {
 		args = args[1:]
