@@ -135,6 +135,7 @@ func TestProbeUsageErrors(t *testing.T) {
 		{"probe", "registry.example/app:1", "--username", "u"},
 		{"probe", "registry.example/app:1", "--password-stdin"},
 		{"probe", "--no-such-flag", "x"},
+		{"probe", "registry.example/app:1", "--root", "/nonexistent/root"},
 		{"no-such-command"},
 	} {
 		code, _, stderr := runCLI(t, "", args...)

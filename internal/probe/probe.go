@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -79,6 +80,12 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 	case BlobsFull, BlobsHead, BlobsNone:
 	default:
 		return nil, fmt.Errorf("unknown blob mode %q (want full, head or none)", o.Blobs)
+	}
+	if fi, err := os.Stat(o.Root); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("not a directory")
+		}
+		return nil, fmt.Errorf("the node root %s: %w", o.Root, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
 	defer cancel()
