@@ -164,14 +164,20 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	}
 	f, tr := false, true
 	root := int64(0)
+	// The host's /etc and /run, read-only: /etc/resolv.conf is often a
+	// symlink into /run (systemd-resolved's stub-resolv.conf, whose
+	// upstreams are in /run/systemd/resolve/resolv.conf), and the probe
+	// resolves it inside its --root.
 	mounts := []corev1.VolumeMount{
 		{Name: "host-etc", MountPath: HostRoot + "/etc", ReadOnly: true},
+		{Name: "host-run", MountPath: HostRoot + "/run", ReadOnly: true},
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	hostPathDir := corev1.HostPathDirectory
 	tmpLimit := resource.MustParse("64Mi")
 	volumes := []corev1.Volume{
 		{Name: "host-etc", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc", Type: &hostPathDir}}},
+		{Name: "host-run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/run", Type: &hostPathDir}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}},
 	}
 	var pullSecrets []corev1.LocalObjectReference

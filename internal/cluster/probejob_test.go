@@ -68,21 +68,28 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 			t.Errorf("args %q lack %q", args, want)
 		}
 	}
-	etcMounted := false
+	// The host's /etc and /run (resolv.conf often links into /run), both
+	// read-only, and no other host path.
+	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
-		if m.MountPath == HostRoot+"/etc" {
-			etcMounted = m.ReadOnly && slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool {
-				return v.Name == m.Name && v.HostPath != nil && v.HostPath.Path == "/etc"
-			})
-		} else if !m.ReadOnly && m.MountPath != "/tmp" {
+		for _, hp := range []string{"/etc", "/run"} {
+			if m.MountPath == HostRoot+hp {
+				mounted[hp] = m.ReadOnly && slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool {
+					return v.Name == m.Name && v.HostPath != nil && v.HostPath.Path == hp
+				})
+			}
+		}
+		if !m.ReadOnly && m.MountPath != "/tmp" {
 			t.Errorf("mount %s is writable", m.MountPath)
 		}
 	}
-	if !etcMounted {
-		t.Errorf("host /etc is not mounted read-only at %s/etc: mounts %+v, volumes %+v", HostRoot, c.VolumeMounts, ps.Volumes)
+	for _, hp := range []string{"/etc", "/run"} {
+		if !mounted[hp] {
+			t.Errorf("host %s is not mounted read-only at %s%s: mounts %+v, volumes %+v", hp, HostRoot, hp, c.VolumeMounts, ps.Volumes)
+		}
 	}
 	for _, v := range ps.Volumes {
-		if v.HostPath != nil && v.HostPath.Path != "/etc" {
+		if v.HostPath != nil && v.HostPath.Path != "/etc" && v.HostPath.Path != "/run" {
 			t.Errorf("unexpected hostPath %s", v.HostPath.Path)
 		}
 	}
