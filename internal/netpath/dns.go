@@ -128,6 +128,21 @@ func (r *Resolver) Resolve(ctx context.Context, host string) (res DNSResult) {
 
 	lk := r.lookup(ctx, host, rc)
 	res.Answers = lk.answers
+	if r.View != nil && r.View.ResolvedUpstream != nil && lk.qname != "" {
+		// Evidence only: the verdict is the stub's, which is what the
+		// runtime asks.
+		up := r.askAll(ctx, lk.qname, *r.View.ResolvedUpstream)
+		var upAddrs []netip.Addr
+		for i := range up {
+			up[i].Server += " (systemd-resolved upstream)"
+			upAddrs = append(upAddrs, up[i].Addrs...)
+		}
+		res.Answers = append(res.Answers, up...)
+		if lk.err != nil && len(upAddrs) > 0 {
+			res.Warnings = append(res.Warnings, verdict.Warning{Code: "dns.stub-differs",
+				Message: fmt.Sprintf("systemd-resolved's stub says %s for %s but its upstream (%s) answers %s: check resolved's per-link DNS servers and domains (resolvectl status) on the node", lk.err.Cause, host, r.View.ResolvedUpstream.Path, joinAddrs(upAddrs))})
+		}
+	}
 	if w := r.splitWarning(host, lk.decider); w != nil {
 		res.Warnings = append(res.Warnings, *w)
 	}

@@ -397,3 +397,35 @@ func TestPrivatePrefixes(t *testing.T) {
 		t.Fatalf("Resolve with 198.18.0.0/15 private = %v, want success", got.Err)
 	}
 }
+
+// TestResolvedUpstreamEvidence: behind systemd-resolved's stub the verdict
+// is the stub's (what the runtime asks), its upstreams are asked too for
+// evidence, and a stub failure where an upstream answers is warned.
+func TestResolvedUpstreamEvidence(t *testing.T) {
+	const reg = "registry.example."
+	l := startLab(t, behaviour{kind: "rcode", rcode: dns.RcodeNameError}, zone(reg+" 60 IN A 10.0.0.5"))
+	r := &Resolver{Port: l.port, Timeout: 300 * time.Millisecond, View: &nodeview.View{
+		Resolv:           nodeview.ResolvConf{Nameservers: l.addrs[:1], Ndots: 1},
+		ResolvedUpstream: &nodeview.ResolvConf{Nameservers: l.addrs[1:], Ndots: 1, Path: "/run/systemd/resolve/resolv.conf"},
+	}}
+	res := r.Resolve(context.Background(), "registry.example")
+	if res.Err == nil || res.Err.Cause != "dns.nxdomain" {
+		t.Fatalf("Resolve = %+v, want the stub's dns.nxdomain", res.Err)
+	}
+	upstream := 0
+	for _, a := range res.Answers {
+		if strings.Contains(a.Server, "systemd-resolved upstream") {
+			upstream++
+		}
+	}
+	if upstream == 0 {
+		t.Errorf("answers %+v carry no upstream evidence", res.Answers)
+	}
+	warned := false
+	for _, w := range res.Warnings {
+		warned = warned || w.Code == "dns.stub-differs"
+	}
+	if !warned {
+		t.Errorf("warnings %+v lack dns.stub-differs", res.Warnings)
+	}
+}

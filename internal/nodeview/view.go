@@ -38,6 +38,12 @@ type View struct {
 	// unless Root is "/"). RootsFiles are the node paths that contributed.
 	Roots      *x509.CertPool
 	RootsFiles []string
+	// ResolvedUpstream is systemd-resolved's own upstream list
+	// (/run/systemd/resolve/resolv.conf) when /etc/resolv.conf names only
+	// its local stub (127.0.0.53 or 127.0.0.54); nil otherwise. The stub
+	// routes names per link (a VPN link may own a domain), so its answer
+	// and its upstreams' can differ.
+	ResolvedUpstream *ResolvConf
 	// Proxy is the proxy environment of containerd's service (systemd unit
 	// and drop-ins), which its transport uses for every registry host.
 	Proxy Proxy
@@ -135,6 +141,16 @@ func Load(root string, opts ...Option) (*View, error) {
 		}
 	}
 
+	// systemd-resolved's upstreams, behind its stub
+	if isResolvedStub(v.Resolv) {
+		if data, hp, err := readInRoot(root, "/run/systemd/resolve/resolv.conf"); err == nil {
+			if up, perr := ParseResolvConf(bytes.NewReader(data)); perr == nil && len(up.Nameservers) > 0 && !isResolvedStub(up) {
+				up.Path = hp
+				v.ResolvedUpstream = &up
+			}
+		}
+	}
+
 	// containerd's proxy environment
 	v.Proxy = loadProxy(root)
 
@@ -160,4 +176,18 @@ func (v *View) LookupHosts(name string) []netip.Addr {
 		return nil
 	}
 	return lookupHosts(v.Hosts, name)
+}
+
+// isResolvedStub reports a resolv.conf whose only nameservers are
+// systemd-resolved's local stub listeners.
+func isResolvedStub(rc ResolvConf) bool {
+	if len(rc.Nameservers) == 0 {
+		return false
+	}
+	for _, ns := range rc.Nameservers {
+		if s := ns.String(); s != "127.0.0.53" && s != "127.0.0.54" {
+			return false
+		}
+	}
+	return true
 }

@@ -155,3 +155,35 @@ func TestLoadTrustDirs(t *testing.T) {
 		t.Errorf("RootsFiles (-want +got):\n%s", diff)
 	}
 }
+
+func TestLoadResolvedUpstream(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"run/systemd/resolve/stub-resolv.conf": "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch internal.cloudapp.net\n",
+		"run/systemd/resolve/resolv.conf":      "nameserver 168.63.129.16\nsearch internal.cloudapp.net\n",
+	})
+	// Ubuntu's /etc/resolv.conf is a link into /run: it must be followed
+	// inside the root.
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../run/systemd/resolve/stub-resolv.conf", filepath.Join(root, "etc", "resolv.conf")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Resolv.Nameservers; len(got) != 1 || got[0].String() != "127.0.0.53" {
+		t.Fatalf("resolv.conf through the symlink under root = %v, want the stub", got)
+	}
+	if v.ResolvedUpstream == nil || len(v.ResolvedUpstream.Nameservers) != 1 || v.ResolvedUpstream.Nameservers[0].String() != "168.63.129.16" {
+		t.Errorf("ResolvedUpstream = %+v, want 168.63.129.16", v.ResolvedUpstream)
+	}
+	// Not behind the stub: no upstream list.
+	root2 := t.TempDir()
+	writeFiles(t, root2, map[string]string{"etc/resolv.conf": "nameserver 10.0.0.10\n", "run/systemd/resolve/resolv.conf": "nameserver 168.63.129.16\n"})
+	if v2, _ := Load(root2); v2.ResolvedUpstream != nil {
+		t.Errorf("ResolvedUpstream = %+v without the stub, want nil", v2.ResolvedUpstream)
+	}
+}
