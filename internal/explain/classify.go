@@ -663,6 +663,12 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		// "pull access denied", but the text says what is missing.
 		return "auth.no-credentials"
 	case isDeniedOrMissing(t):
+		// Docker's "pull access denied ... may require 'docker login'"
+		// wraps whatever the registry said; an expired or rejected
+		// credential in that inner text is the real answer.
+		if t.h.any(pc9) || t.h.any(pc10) {
+			return "auth.bad-credentials"
+		}
 		return "authz.denied-or-missing"
 	case isPlatform(t):
 		return "manifest.platform"
@@ -725,6 +731,11 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		case isNoCredentials(t):
 			return "auth.no-credentials"
+		case t.h.any(pc15):
+			// A 401 that names the repository scope the identity lacks
+			// (Harbor, distribution's insufficient_scope) is a refusal
+			// of this repository, not of the credential.
+			return "authz.denied"
 		}
 		return "auth.no-credentials"
 	case status == 403 || isForbidden(t, status):
@@ -925,7 +936,7 @@ var (
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
 	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
 	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
-	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token")
+	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
 	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
 	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
 	pc4    = newSet("awaiting response headers", "while awaiting headers")
@@ -938,6 +949,7 @@ var (
 	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
 	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
 	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc15   = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
 	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
 )
 
