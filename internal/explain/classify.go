@@ -44,6 +44,7 @@ func Classify(msg string) Result { return classify(msg, "") }
 func classify(msg, imageHint string) Result {
 	s := normalize(capText(msg, MaxMessageBytes))
 	l := lowerASCII(s)
+	s, l = dropEngineStatus(s, l)
 	full := newTxt(l)
 	o := unwrapOuter(s, full)
 	if o.image == "" {
@@ -137,6 +138,64 @@ func classify(msg, imageHint string) Result {
 		}
 	}
 	return r
+}
+
+// dropEngineStatus removes the Docker Engine API's own status wrapper —
+// `(HTTP code 500) server error - ` (docker clients, Kitematic, compose)
+// and `API error (500): ` (old dockerd) — from a message. That status is
+// the daemon's answer to its client, not the registry's, and read as a
+// registry status it would turn every wrapped failure into a 5xx. l is the
+// lowercase copy of s; both are returned with the wrapper removed.
+func dropEngineStatus(s, l string) (string, string) {
+	for n := 0; n < 4; n++ {
+		i, end := -1, -1
+		if j := strings.Index(l, "(http code "); j >= 0 && j+14 < len(l) && l[j+14] == ')' && isDigit(l[j+11]) && isDigit(l[j+12]) && isDigit(l[j+13]) {
+			i, end = j, j+15
+			// The reason words that follow, up to " - ".
+			if k := strings.Index(l[end:], " - "); k >= 0 && k <= 40 {
+				end += k + 3
+			}
+		} else if j := strings.Index(l, "api error ("); j >= 0 && j+15 <= len(l) && l[j+14] == ')' && isDigit(l[j+11]) && isDigit(l[j+12]) && isDigit(l[j+13]) {
+			i, end = j, j+15
+			if strings.HasPrefix(l[end:], ": ") {
+				end += 2
+			}
+		}
+		if i < 0 {
+			break
+		}
+		s, l = s[:i]+s[end:], l[:i]+l[end:]
+	}
+	return s, l
+}
+
+// bareStatusAfterURL reports whether the chain ends in a bare status text
+// right after an unquoted URL (`Get https://r/v2/: Forbidden`, Go before
+// 1.14): like the quoted form isProxyRefusal reads, that is a proxy
+// refusing CONNECT, since a registry's answer is never a transport error.
+func bareStatusAfterURL(s string, urls []foundURL) bool {
+	for _, f := range urls {
+		end := f.start + len(f.raw)
+		if end > len(s) || !strings.HasPrefix(s[end:], ": ") {
+			continue
+		}
+		rest := s[end+2:]
+		for _, r := range proxyRefusals {
+			if strings.HasPrefix(rest, r) {
+				tail := strings.TrimLeft(rest[len(r):], " ")
+				if tail == "" || tail[0] == ']' || tail[0] == ',' || tail[0] == '"' || tail[0] == '\'' || tail[0] == '}' {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hasEmptyLabel reports whether a host name has an empty label (a leading,
+// trailing or doubled dot), as a name cut out of a pasted URL leaves it.
+func hasEmptyLabel(h string) bool {
+	return strings.HasPrefix(h, ".") || strings.Contains(h, "..")
 }
 
 // needsHost reports whether a cause is about an endpoint, so that the
@@ -372,6 +431,11 @@ func analyze(s string, t *txt, image string) part {
 		u = inner.u
 		p.url = redactURL(u)
 		p.host = hostOf(u)
+		if hasEmptyLabel(p.host) {
+			// A name cut out of the URL (https://.azurecr.io/v2/) names
+			// no host; the path still tells the role.
+			p.host = ""
+		}
 		p.port = u.Port()
 		if p.port == "" && strings.EqualFold(u.Scheme, "http") {
 			p.port = "80"
@@ -426,7 +490,7 @@ func analyze(s string, t *txt, image string) part {
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
 	p.cause = detectCause(t, status, p.role, downloading)
-	if isProxyRefusal(s) && verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() {
+	if (isProxyRefusal(s) || bareStatusAfterURL(s, urls)) && (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) {
 		p.cause = "route.proxy"
 	}
 
@@ -663,6 +727,12 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		// "pull access denied", but the text says what is missing.
 		return "auth.no-credentials"
 	case isDeniedOrMissing(t):
+		// Docker's "pull access denied ... may require 'docker login'"
+		// wraps whatever the registry said; an expired or rejected
+		// credential in that inner text is the real answer.
+		if t.h.any(pc9) || t.h.any(pc10) {
+			return "auth.bad-credentials"
+		}
 		return "authz.denied-or-missing"
 	case isPlatform(t):
 		return "manifest.platform"
@@ -725,6 +795,11 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		case isNoCredentials(t):
 			return "auth.no-credentials"
+		case t.h.any(pc15):
+			// A 401 that names the repository scope the identity lacks
+			// (Harbor, distribution's insufficient_scope) is a refusal
+			// of this repository, not of the credential.
+			return "authz.denied"
 		}
 		return "auth.no-credentials"
 	case status == 403 || isForbidden(t, status):
@@ -925,7 +1000,7 @@ var (
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
 	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
 	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
-	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token")
+	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
 	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
 	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
 	pc4    = newSet("awaiting response headers", "while awaiting headers")
@@ -938,6 +1013,7 @@ var (
 	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
 	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
 	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc15   = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
 	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
 )
 

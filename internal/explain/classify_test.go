@@ -279,3 +279,58 @@ func TestClassifyCapsLargeInput(t *testing.T) {
 		t.Errorf("Classify(1 MiB) saw text past MaxMessageBytes")
 	}
 }
+
+// TestGeneralShapes pins the general rules behind the held-out families:
+// the same shape with other hosts and images must read the same way.
+// These messages are synthetic variants of real ones in the corpus.
+func TestGeneralShapes(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  string
+		want want
+	}{
+		{"windows connect timeout on a blob host", `failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://blob.r.example.blob.core.windows.net/x/data?sig=x": dial tcp 10.1.2.3:443: connectex: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond.`,
+			want{verdict.LayerRoute, "route.timeout", verdict.RoleBlob, "blob.r.example.blob.core.windows.net", ""}},
+		{"presigned URL parameters are no refusal", `failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://bucket.s3.amazonaws.com/x/data?X-Amz-Expires=1200&X-Amz-Signature=x": read tcp 10.0.0.5:1234->10.9.9.9:443: read: connection reset by peer`,
+			want{verdict.LayerTransfer, "transfer.reset", verdict.RoleBlob, "bucket.s3.amazonaws.com", ""}},
+		{"wrong diff id is an unpack failure", `failed to pull and unpack image "r.example/app:1": failed to unpack image on snapshotter overlayfs: wrong diff id calculated on extraction "sha256:ab"`,
+			want{verdict.LayerRuntime, "runtime.unpack", verdict.RoleNone, "", "r.example/app:1"}},
+		{"expired token inside pull access denied", `Error response from daemon: pull access denied for 1.dkr.ecr.eu-west-1.amazonaws.com/app, repository does not exist or may require 'docker login': denied: Your authorization token has expired. Reauthenticate and try again.`,
+			want{verdict.LayerAuth, "auth.bad-credentials", verdict.RoleRegistry, "1.dkr.ecr.eu-west-1.amazonaws.com", "1.dkr.ecr.eu-west-1.amazonaws.com/app"}},
+		{"401 naming the repository scope", `Error reading manifest 1 in r.example/team/app: unauthorized: unauthorized to access repository: team/app, action: pull`,
+			want{verdict.LayerAuthz, "authz.denied", verdict.RoleRegistry, "r.example", "r.example/team/app:1"}},
+		{"engine status wrapper is not the registry's", `(HTTP code 500) server error - Head "https://r.example/v2/app/manifests/1": denied: access forbidden`,
+			want{verdict.LayerAuthz, "authz.denied", verdict.RoleRegistry, "r.example", ""}},
+		{"old engine API error wrapper", `API error (500): Get https://r.example/v2/: dial tcp: lookup r.example on 10.0.0.10:53: no such host`,
+			want{verdict.LayerDNS, "dns.nxdomain", verdict.RoleRegistry, "r.example", ""}},
+		{"bare status after an unquoted URL", `Get https://r.example/v2/: Forbidden`,
+			want{verdict.LayerRoute, "route.proxy", verdict.RoleProxy, "", ""}},
+		{"host cut out of the URL", `Get "https://.r.example/v2/": denied: client with IP '10.0.0.5' is not allowed access`,
+			want{verdict.LayerAuthz, "authz.ip-denied", verdict.RoleRegistry, "", ""}},
+		{"podman token fetch names the token service", `Error determining manifest MIME type for docker://r.example/app:1: unable to retrieve auth token: invalid username/password`,
+			want{verdict.LayerAuth, "auth.bad-credentials", verdict.RoleAuth, "", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, got(Classify(tt.msg))); diff != "" {
+				t.Errorf("Classify(%q) mismatch (-want +got):\n%s", tt.msg, diff)
+			}
+		})
+	}
+}
+
+func TestDropEngineStatus(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"(HTTP code 500) server error - Get https://r/v2/: EOF", "Get https://r/v2/: EOF"},
+		{`Error ((HTTP code 500) server error - Head "https://r/v2/": denied)`, `Error (Head "https://r/v2/": denied)`},
+		{"API error (500): Get https://r/v2/: no basic auth credentials", "Get https://r/v2/: no basic auth credentials"},
+		{"unexpected status: 500 Internal Server Error", "unexpected status: 500 Internal Server Error"},
+		{"(HTTP code 5", "(HTTP code 5"},
+	}
+	for _, tt := range tests {
+		s, l := dropEngineStatus(tt.in, lowerASCII(tt.in))
+		if s != tt.want || l != lowerASCII(tt.want) {
+			t.Errorf("dropEngineStatus(%q) = %q, %q, want %q", tt.in, s, l, tt.want)
+		}
+	}
+}
