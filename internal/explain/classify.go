@@ -769,6 +769,13 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "auth.token"
 		}
 		return "registry.protocol"
+	case isGoLookup(l, lookupAt):
+		// A name lookup failed with an error no predicate names: the
+		// resolver failed, as for "device or resource busy".
+		return "dns.servfail"
+	case strings.Contains(l, "dial tcp ") || strings.Contains(l, "connectex: "):
+		// The TCP connect failed with an OS error no predicate names.
+		return "route.connect"
 	case isFilesystem(t):
 		return "runtime.error"
 	case isReadTimeout(t) || t.has("cancel pulling image"):
@@ -1061,3 +1068,18 @@ var psLookups = newSet("back-off pulling image ", "failed to pull image ", "imag
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
 	"awaiting response headers", "while awaiting headers", "unexpected eof")
+
+// isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
+// "lookup <name> on <server>: ", where name is a host name (has a dot), so
+// that "failed to lookup image x: ..." is not read as DNS.
+func isGoLookup(l string, lookupAt int) bool {
+	if lookupAt < 0 {
+		return false
+	}
+	rest := l[lookupAt+len("lookup "):]
+	end := strings.IndexAny(rest, " :")
+	if end <= 0 || !strings.Contains(rest[:end], ".") {
+		return false
+	}
+	return strings.HasPrefix(rest[end:], ": ") || strings.HasPrefix(rest[end:], " on ")
+}
