@@ -108,7 +108,7 @@ func (o *demoOptions) text(w io.Writer, results []demo.Result, labStart time.Dur
 		} else {
 			check = s.Red("✘ " + strings.Join(r.Mismatches, "; "))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Scenario, layer, cause, dash(string(v.Role)), dash(string(v.Owner)), dash(v.Endpoint), r.Milliseconds, check)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dms\t%s\n", r.Scenario, layer, cause, report.Dash(string(v.Role)), report.Dash(string(v.Owner)), report.Dash(v.Endpoint), r.Milliseconds, check)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -128,11 +128,4 @@ func (o *demoOptions) text(w io.Writer, results []demo.Result, labStart time.Dur
 		fmt.Fprintln(w, "Try one yourself: pullpath demo -v --scenario blob-refused   (the full trace of one fault)")
 	}
 	return nil
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

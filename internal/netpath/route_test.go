@@ -163,17 +163,21 @@ func TestRoutePredicates(t *testing.T) {
 		{"isProxy", isProxy, []error{&net.OpError{Op: "proxyconnect", Err: errors.New("x")}}, []error{&net.OpError{Op: "dial", Err: errors.New("x")}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, e := range tt.yes {
-				if !tt.pred(e) {
-					t.Errorf("%s(%v) = false, want true", tt.name, e)
-				}
-			}
-			for _, e := range tt.no {
-				if tt.pred(e) {
-					t.Errorf("%s(%v) = true, want false", tt.name, e)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkPredicate(t, tt.name, tt.pred, tt.yes, tt.no) })
+	}
+}
+
+// checkPredicate asserts pred holds for every error of yes and for none of no.
+func checkPredicate(t *testing.T, name string, pred func(error) bool, yes, no []error) {
+	t.Helper()
+	for _, e := range yes {
+		if !pred(e) {
+			t.Errorf("%s(%v) = false, want true", name, e)
+		}
+	}
+	for _, e := range no {
+		if pred(e) {
+			t.Errorf("%s(%v) = true, want false", name, e)
+		}
 	}
 }

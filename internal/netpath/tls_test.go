@@ -229,17 +229,6 @@ func TestTLSPredicates(t *testing.T) {
 			[]error{errors.New("remote error: tls: protocol version not supported")}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, e := range tt.yes {
-				if !tt.pred(e) {
-					t.Errorf("%s(%v) = false, want true", tt.name, e)
-				}
-			}
-			for _, e := range tt.no {
-				if tt.pred(e) {
-					t.Errorf("%s(%v) = true, want false", tt.name, e)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkPredicate(t, tt.name, tt.pred, tt.yes, tt.no) })
 	}
 }

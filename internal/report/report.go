@@ -159,7 +159,7 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 			fmt.Fprintf(b, "  %s %s\n", s.Red("✘"), rt.Error)
 		}
 		if rt.Verdict != nil {
-			fmt.Fprintf(b, "  explained: layer %s  cause %s  role %s  endpoint %s\n", rt.Verdict.Layer, rt.Verdict.Cause, dashIfEmpty(string(rt.Verdict.Role)), dashIfEmpty(rt.Verdict.Endpoint))
+			fmt.Fprintf(b, "  explained: layer %s  cause %s  role %s  endpoint %s\n", rt.Verdict.Layer, rt.Verdict.Cause, Dash(string(rt.Verdict.Role)), Dash(rt.Verdict.Endpoint))
 		}
 		if rt.OK || rt.Verdict != nil {
 			if rt.Agrees {
@@ -253,7 +253,8 @@ func short(d string) string {
 	return d
 }
 
-func dashIfEmpty(x string) string {
+// Dash returns x, or "-" when x is empty, for table cells.
+func Dash(x string) string {
 	if x == "" {
 		return "-"
 	}
