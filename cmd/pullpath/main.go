@@ -9,11 +9,14 @@ import (
 	"syscall"
 
 	"github.com/pullpath/pullpath/internal/cli"
+	"github.com/pullpath/pullpath/internal/cli/clustercmd"
+	"github.com/pullpath/pullpath/internal/cli/labcmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args)
+	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args,
+		clustercmd.NewCmdDiagnose, labcmd.NewCmdDemo, labcmd.NewCmdLab)
 	stop()
 	os.Exit(code)
 }

@@ -58,8 +58,15 @@ func exitCode(code int) error {
 	return &ExitError{Code: code}
 }
 
-// NewRootCmd builds the pullpath command tree.
-func NewRootCmd(streams Streams) *cobra.Command {
+// Command builds one subcommand of a pullpath binary.
+type Command func(Streams) *cobra.Command
+
+// NewRootCmd builds the pullpath command tree: probe, explain and version,
+// which every pullpath binary has, plus the extra commands of this binary.
+// The heavy commands live in their own packages (clustercmd, labcmd) so that
+// a binary links only what its commands use: cmd/pullpath adds diagnose, demo
+// and lab, cmd/pullpath-node adds none.
+func NewRootCmd(streams Streams, extra ...Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "pullpath",
 		Short: "Why can't this Kubernetes node pull this image, and who has to fix what?",
@@ -79,11 +86,11 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 	root.AddCommand(
 		NewCmdProbe(streams),
 		NewCmdExplain(streams),
-		NewCmdDiagnose(streams),
-		NewCmdDemo(streams),
-		NewCmdLab(streams),
 		newCmdVersion(streams),
 	)
+	for _, c := range extra {
+		root.AddCommand(c(streams))
+	}
 	return root
 }
 
@@ -99,10 +106,11 @@ func newCmdVersion(streams Streams) *cobra.Command {
 	}
 }
 
-// Run executes pullpath with args (args[0] is the program name) and returns
-// the exit code. It prints an error once, to stderr.
-func Run(ctx context.Context, streams Streams, args []string) int {
-	root := NewRootCmd(streams)
+// Run executes pullpath with args (args[0] is the program name) and the
+// extra commands of this binary, and returns the exit code. It prints an
+// error once, to stderr.
+func Run(ctx context.Context, streams Streams, args []string, extra ...Command) int {
+	root := NewRootCmd(streams, extra...)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
 		// Installed as kubectl-pullpath: help and usage say kubectl pullpath.
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pullpath"}

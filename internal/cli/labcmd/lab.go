@@ -1,6 +1,4 @@
-//go:build !nolab
-
-package cli
+package labcmd
 
 import (
 	"encoding/json"
@@ -12,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/lab"
 )
 
 // NewCmdLab builds the hidden `pullpath lab` command group: `lab serve`
 // runs the embedded lab for manual runs.
-func NewCmdLab(streams Streams) *cobra.Command {
+func NewCmdLab(streams cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    "lab",
 		Short:  "Run the embedded pull-path lab (for development)",
@@ -29,7 +28,7 @@ func NewCmdLab(streams Streams) *cobra.Command {
 }
 
 type labServeOptions struct {
-	streams   Streams
+	streams   cli.Streams
 	dir       string
 	httpsPort int
 	dnsPort   int
@@ -39,7 +38,7 @@ type labServeOptions struct {
 	verbose   bool
 }
 
-func newCmdLabServe(streams Streams) *cobra.Command {
+func newCmdLabServe(streams cli.Streams) *cobra.Command {
 	o := &labServeOptions{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -65,7 +64,7 @@ until Ctrl-C. Ports are 443 and 53 when they can be bound, random otherwise.`,
 func (o *labServeOptions) run(cmd *cobra.Command) error {
 	render, ok := labRenderers[o.output]
 	if !ok {
-		return usageErrorf("unknown output %q; valid: %s", o.output, strings.Join(labRendererNames(), ", "))
+		return cli.UsageErrorf("unknown output %q; valid: %s", o.output, strings.Join(labRendererNames(), ", "))
 	}
 	opts := lab.Options{Dir: o.dir, HTTPSPort: o.httpsPort, DNSPort: o.dnsPort, Layers: o.layers, LayerSize: o.layerSize}
 	if o.verbose {
@@ -74,7 +73,7 @@ func (o *labServeOptions) run(cmd *cobra.Command) error {
 	ctx := cmd.Context()
 	l, err := lab.Start(ctx, opts)
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("starting lab: %w", err)}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("starting lab: %w", err)}
 	}
 	defer l.Close()
 	if err := render(o.streams.Out, l); err != nil {
@@ -83,7 +82,7 @@ func (o *labServeOptions) run(cmd *cobra.Command) error {
 	fmt.Fprintln(o.streams.Err, "lab running; press Ctrl-C to stop")
 	<-ctx.Done()
 	if err := l.Close(); err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("closing lab: %w", err)}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("closing lab: %w", err)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package clustercmd
 
 import (
 	"bytes"
@@ -9,30 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
 )
 
 func runDiagnose(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	streams := Streams{In: strings.NewReader(""), Out: &out, Err: &errb}
-	root := NewRootCmd(streams)
-	// Swap in the test classifier; everything else is the real command.
-	for _, c := range root.Commands() {
-		if c.Name() == "diagnose" {
-			root.RemoveCommand(c)
-		}
-	}
-	root.AddCommand(newCmdDiagnose(streams, diagnoseClassifier))
+	streams := cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}
+	// The real root and the real command, as cmd/pullpath builds them.
+	root := cli.NewRootCmd(streams, NewCmdDiagnose)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
-	code = ExitOK
+	code = cli.ExitOK
 	if err != nil {
-		code = ExitInternal
-		if ee, ok := err.(*ExitError); ok {
+		code = cli.ExitInternal
+		if ee, ok := err.(*cli.ExitError); ok {
 			code = ee.Code
 		}
-		if ee, ok := err.(*ExitError); !ok || ee.Err != nil {
+		if ee, ok := err.(*cli.ExitError); !ok || ee.Err != nil {
 			errb.WriteString(err.Error())
 		}
 	}
@@ -51,8 +46,8 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		out, errOut, code := runDiagnose(t, "diagnose", "deployment/app", "-n", clustertest.Namespace, kc)
-		if code != ExitFailure {
-			t.Fatalf("exit code = %d, want %d (a failure was diagnosed); stderr: %s", code, ExitFailure, errOut)
+		if code != cli.ExitFailure {
+			t.Fatalf("exit code = %d, want %d (a failure was diagnosed); stderr: %s", code, cli.ExitFailure, errOut)
 		}
 		for _, want := range []string{
 			"Verdict:   ✘ route (route.timeout) at myacr.azurecr.io:443, owner network",
@@ -76,8 +71,8 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 
 	t.Run("json contract", func(t *testing.T) {
 		out, errOut, code := runDiagnose(t, "diagnose", "deploy", "app", "-n", clustertest.Namespace, kc, "-o", "json")
-		if code != ExitFailure {
-			t.Fatalf("exit code = %d, want %d; stderr: %s", code, ExitFailure, errOut)
+		if code != cli.ExitFailure {
+			t.Fatalf("exit code = %d, want %d; stderr: %s", code, cli.ExitFailure, errOut)
 		}
 		// The CONTRACT.md fields, read generically so a renamed field fails.
 		var got map[string]any
@@ -132,21 +127,21 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 
 	t.Run("healthy pod exits 0", func(t *testing.T) {
 		_, errOut, code := runDiagnose(t, "diagnose", "pod", "app-7d9f8c6b5d-4hj2k", "-n", clustertest.Namespace, kc)
-		if code != ExitOK {
+		if code != cli.ExitOK {
 			t.Errorf("exit code = %d, want 0; stderr: %s", code, errOut)
 		}
 	})
 
 	t.Run("missing workload is a usage error", func(t *testing.T) {
 		_, errOut, code := runDiagnose(t, "diagnose", "nope", "-n", clustertest.Namespace, kc)
-		if code != ExitUsage || !strings.Contains(errOut, "pod/nope") {
-			t.Errorf("exit code = %d, stderr %q; want %d naming pod/nope", code, errOut, ExitUsage)
+		if code != cli.ExitUsage || !strings.Contains(errOut, "pod/nope") {
+			t.Errorf("exit code = %d, stderr %q; want %d naming pod/nope", code, errOut, cli.ExitUsage)
 		}
 	})
 
 	t.Run("cleanup with nothing to clean", func(t *testing.T) {
 		_, errOut, code := runDiagnose(t, "diagnose", "--cleanup", "-n", clustertest.Namespace, kc)
-		if code != ExitOK || !strings.Contains(errOut, "no probe jobs") {
+		if code != cli.ExitOK || !strings.Contains(errOut, "no probe jobs") {
 			t.Errorf("exit code = %d, stderr %q", code, errOut)
 		}
 	})
@@ -166,8 +161,8 @@ func TestDiagnoseUsage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// An unreachable kubeconfig: usage errors must come first.
 			_, errOut, code := runDiagnose(t, append(tt.args, "--kubeconfig=/nonexistent")...)
-			if code != ExitUsage {
-				t.Errorf("diagnose %q exit code = %d (%s), want %d", tt.args, code, errOut, ExitUsage)
+			if code != cli.ExitUsage {
+				t.Errorf("diagnose %q exit code = %d (%s), want %d", tt.args, code, errOut, cli.ExitUsage)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package cli
+package labcmd
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/cli"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -71,7 +73,7 @@ func TestLabServe(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			var out, errOut syncBuffer
-			cmd := NewCmdLab(Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+			cmd := NewCmdLab(cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			cmd.SetArgs([]string{"serve", "-o", tt.format})
 			done := make(chan error, 1)
 			go func() { done <- cmd.ExecuteContext(ctx) }()
@@ -97,12 +99,12 @@ func TestLabServe(t *testing.T) {
 }
 
 func TestLabServeBadOutput(t *testing.T) {
-	cmd := NewCmdLab(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	cmd := NewCmdLab(cli.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetArgs([]string{"serve", "-o", "yaml"})
 	err := cmd.ExecuteContext(t.Context())
-	ee, ok := err.(*ExitError)
-	if !ok || ee.Code != ExitUsage || !strings.Contains(err.Error(), "json, text") {
+	ee, ok := err.(*cli.ExitError)
+	if !ok || ee.Code != cli.ExitUsage || !strings.Contains(err.Error(), "json, text") {
 		t.Errorf("lab serve -o yaml = %v, want a usage error listing json, text", err)
 	}
 }

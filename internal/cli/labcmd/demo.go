@@ -1,6 +1,4 @@
-//go:build !nolab
-
-package cli
+package labcmd
 
 import (
 	"context"
@@ -12,13 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/demo"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/report"
 )
 
 type demoOptions struct {
-	streams Streams
+	streams cli.Streams
 	output  string
 	noColor bool
 	only    []string
@@ -29,7 +28,7 @@ type demoOptions struct {
 // NewCmdDemo builds `pullpath demo`: start the embedded lab, probe every
 // scenario, print scenario → verdict, exit 0 only if every verdict is the
 // expected one.
-func NewCmdDemo(streams Streams) *cobra.Command {
+func NewCmdDemo(streams cli.Streams) *cobra.Command {
 	o := &demoOptions{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -56,18 +55,18 @@ Nothing leaves this machine.`,
 
 func (o *demoOptions) run(ctx context.Context) error {
 	if err := report.CheckFormat(o.output); err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Options{})
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("starting the lab: %w", err)}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("starting the lab: %w", err)}
 	}
 	defer l.Close()
 	labStart := time.Since(start)
 	results := demo.Run(ctx, l, demo.Options{Timeout: o.timeout, Only: o.only})
 	if len(results) == 0 {
-		return usageErrorf("no scenario matches %v", o.only)
+		return cli.UsageErrorf("no scenario matches %v", o.only)
 	}
 	pass := true
 	for _, r := range results {
@@ -79,16 +78,16 @@ func (o *demoOptions) run(ctx context.Context) error {
 		err = o.text(o.streams.Out, results, labStart)
 	}
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: err}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 	}
 	if !pass {
-		return exitCode(ExitFailure)
+		return cli.ExitWith(cli.ExitFailure)
 	}
 	return nil
 }
 
 func (o *demoOptions) text(w io.Writer, results []demo.Result, labStart time.Duration) error {
-	s := report.Style{Color: !o.noColor && isTerminal(w)}
+	s := report.Style{Color: !o.noColor && cli.IsTerminal(w)}
 	fmt.Fprintf(w, "%s lab started in %s (registry, token host, blob host, DNS on loopback)\n\n", s.Bold("pullpath demo:"), labStart.Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tLAYER\tCAUSE\tROLE\tOWNER\tENDPOINT\tTIME\tCHECK")

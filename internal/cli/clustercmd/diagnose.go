@@ -1,17 +1,18 @@
-package cli
+package clustercmd
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/explain"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/cluster"
+	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -24,10 +25,10 @@ func diagnoseClassifier(msg string) verdict.Verdict {
 // defaultProbeImage is the probe's own image unless --probe-image says
 // otherwise. A node that cannot reach ghcr.io needs --probe-image pointing
 // at a copy in a registry it can reach.
-func defaultProbeImage() string { return "ghcr.io/pullpath/pullpath:" + Version }
+func defaultProbeImage() string { return "ghcr.io/pullpath/pullpath:" + cli.Version }
 
 type diagnoseOptions struct {
-	streams  Streams
+	streams  cli.Streams
 	config   *genericclioptions.ConfigFlags
 	classify cluster.Classifier
 
@@ -45,11 +46,11 @@ type diagnoseOptions struct {
 }
 
 // NewCmdDiagnose builds `pullpath diagnose KIND/NAME`.
-func NewCmdDiagnose(streams Streams) *cobra.Command {
+func NewCmdDiagnose(streams cli.Streams) *cobra.Command {
 	return newCmdDiagnose(streams, diagnoseClassifier)
 }
 
-func newCmdDiagnose(streams Streams, classify cluster.Classifier) *cobra.Command {
+func newCmdDiagnose(streams cli.Streams, classify cluster.Classifier) *cobra.Command {
 	o := &diagnoseOptions{streams: streams, classify: classify, config: genericclioptions.NewConfigFlags(true)}
 	cmd := &cobra.Command{
 		Use:   "diagnose (pod NAME | KIND/NAME)",
@@ -101,26 +102,26 @@ var diagnoseRenderers = map[string]func(io.Writer, *cluster.Report) error{
 func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	render, ok := diagnoseRenderers[o.output]
 	if !ok {
-		return usageErrorf("unknown output %q: want text or json", o.output)
+		return cli.UsageErrorf("unknown output %q: want text or json", o.output)
 	}
 	if o.cleanup && len(args) > 0 {
-		return usageErrorf("--cleanup takes no workload")
+		return cli.UsageErrorf("--cleanup takes no workload")
 	}
 	if !o.cleanup {
 		if len(args) == 0 {
-			return usageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+			return cli.UsageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
 		}
 		if _, err := cluster.ParseWorkload(args, ""); err != nil {
-			return &ExitError{Code: ExitUsage, Err: err}
+			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}
 	}
 	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
 	}
 	cs, err := cluster.NewClientset(o.config)
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: err}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 	}
 	ctx := cmd.Context()
 	if o.cleanup {
@@ -129,7 +130,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(o.streams.Out, "job/%s deleted\n", d)
 		}
 		if err != nil {
-			return &ExitError{Code: ExitInternal, Err: err}
+			return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 		}
 		if len(deleted) == 0 {
 			fmt.Fprintf(o.streams.Err, "no probe jobs in namespace %s\n", ns)
@@ -138,7 +139,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	ref, err := cluster.ParseWorkload(args, ns)
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	do := cluster.DiagnoseOptions{Progress: func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }}
 	if o.probe {
@@ -153,21 +154,21 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	rep, err := cluster.Diagnose(ctx, cs, ref, do, cluster.WithClassifier(o.classify), cluster.WithMaxListedImages(o.maxImages))
 	if rep == nil {
-		code := ExitInternal
+		code := cli.ExitInternal
 		if errors.Is(err, cluster.ErrNotFound) {
-			code = ExitUsage
+			code = cli.ExitUsage
 		}
-		return &ExitError{Code: code, Err: err}
+		return &cli.ExitError{Code: code, Err: err}
 	}
 	// Always print the partial report, even when a later step failed.
 	if rerr := render(o.streams.Out, rep); rerr != nil {
-		return &ExitError{Code: ExitInternal, Err: rerr}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: rerr}
 	}
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: err}
+		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 	}
 	if rep.Failed() {
-		return exitCode(ExitFailure)
+		return cli.ExitWith(cli.ExitFailure)
 	}
 	return nil
 }
