@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // ErrNotFound is wrapped by Gather's error when the workload does not exist.
@@ -35,13 +35,11 @@ const (
 	requestTimeout = 30 * time.Second
 )
 
-// NewClientset builds a clientset from kubectl-style flags (cli-runtime's
-// ConfigFlags: --kubeconfig, --context, --as, ...).
-func NewClientset(getter genericclioptions.RESTClientGetter) (kubernetes.Interface, error) {
-	cfg, err := getter.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
+// NewClientset builds a clientset from cfg (KubeFlags.Clientset builds cfg
+// from kubectl's flags) with pullpath's user agent, a request timeout unless
+// --request-timeout set one, and rate limits.
+func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = requestTimeout
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/cluster"
@@ -29,7 +28,7 @@ func defaultProbeImage() string { return "ghcr.io/pullpath/pullpath:" + cli.Vers
 
 type diagnoseOptions struct {
 	streams  cli.Streams
-	config   *genericclioptions.ConfigFlags
+	kube     *cluster.KubeFlags
 	classify cluster.Classifier
 
 	output         string
@@ -51,7 +50,7 @@ func NewCmdDiagnose(streams cli.Streams) *cobra.Command {
 }
 
 func newCmdDiagnose(streams cli.Streams, classify cluster.Classifier) *cobra.Command {
-	o := &diagnoseOptions{streams: streams, classify: classify, config: genericclioptions.NewConfigFlags(true)}
+	o := &diagnoseOptions{streams: streams, classify: classify, kube: cluster.NewKubeFlags()}
 	cmd := &cobra.Command{
 		Use:   "diagnose (pod NAME | KIND/NAME)",
 		Short: "Diagnose a workload's image pull from the cluster: failure, node, pools, cached images, trigger, identity",
@@ -74,7 +73,7 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
   kubectl pullpath diagnose deploy/app -n shop`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
-	o.config.AddFlags(cmd.Flags())
+	o.kube.AddFlags(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.BoolVar(&o.probe, "probe", false, "run pullpath probe as a Job on the landed node and the newest node of every eligible pool")
@@ -115,13 +114,18 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 		}
 	}
-	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	// A missing, unreadable or invalid kubeconfig is the user's input: exit 2.
+	ns, err := o.kube.Namespace()
 	if err != nil {
-		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	cs, err := cluster.NewClientset(o.config)
+	cs, err := o.kube.Clientset()
 	if err != nil {
-		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
+		code := cli.ExitInternal
+		if cluster.IsConfigError(err) {
+			code = cli.ExitUsage
+		}
+		return &cli.ExitError{Code: code, Err: err}
 	}
 	ctx := cmd.Context()
 	if o.cleanup {

@@ -167,3 +167,30 @@ func TestDiagnoseUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseNoKubeconfig: no kubeconfig anywhere is a usage error (exit 2)
+// that says where it looked, like kubectl, and an unreadable --kubeconfig
+// names the file.
+func TestDiagnoseNoKubeconfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"none", []string{"diagnose", "pod/x"}, "no kubeconfig found ($KUBECONFIG is not set, looked at " + home + "/.kube/config (no such file)"},
+		{"missing --kubeconfig", []string{"diagnose", "pod/x", "--kubeconfig", home + "/nope"}, "reading kubeconfig " + home + "/nope"},
+		{"cleanup", []string{"diagnose", "--cleanup"}, "no kubeconfig found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runDiagnose(t, tt.args...)
+			if code != cli.ExitUsage || !strings.Contains(errOut, tt.want) || out != "" {
+				t.Errorf("diagnose %q = exit %d, stdout %q, stderr %q; want exit %d and %q", tt.args, code, out, errOut, cli.ExitUsage, tt.want)
+			}
+		})
+	}
+}
