@@ -9,8 +9,9 @@
 #   BENCH_RUNS=5        runs per tool (medians; at least 3)
 #   BENCH_JOBS=4        pullpath probe --jobs
 #   BENCH_KEEP=1        keep the work directory
-#   BENCH_TOOLS="pullpath crane skopeo ctr"    which P1 tools to run
-#   BENCH_PARTS="p1 p2 p3 p4"                   which parts to run
+#   BENCH_TOOLS="pullpath pullpath-node crane skopeo ctr"    which P1 tools to run
+#   BENCH_PARTS="p0 p1 p2 p3 p4 p5 p6"          which parts to run
+#   BENCH_STATE=read    page-cache state of every tool's binary in P1 (linked, cold, read)
 #
 # What it does (every byte stays on loopback):
 #   - builds pullpath, bench/labd (the embedded lab on 127.0.66.x:443 with
@@ -27,7 +28,25 @@
 #     and time to error;
 #   - P3/P4: go test -bench of internal/cluster and internal/explain when
 #     they exist;
-#   - prints one table with ratios against the targets of issue 6.
+#   - P0: each binary's size, what it links (packages, modules, dynamic symbols);
+#   - P5: pullpath's and pullpath-node's peak RSS (RssAnon and RssFile apart)
+#     in each page-cache state of their binary:
+#       linked  as `go build` just wrote it (the Go linker writes its output
+#               through a shared mapping: 4 KiB page-cache folios);
+#       cold    its pages dropped (fsync + fadvise DONTNEED on that file only,
+#               never drop_caches), so exec's page faults read it back;
+#       read    cold, then read once with read(2) (what cat, sha256sum, dd,
+#               go version -m or an image unpack do): the kernel caches it in
+#               large folios, and a process's RssFile counts every page of a
+#               mapped folio it touches, so the same file costs more RSS;
+#     P1 runs every tool's binary in BENCH_STATE (default read, the worst,
+#     which is the headline);
+#   - P6: start time of `version` and of a fast-fault probe against a
+#     hello-world Go binary, and GODEBUG=inittrace=1 (inits, their ms);
+#   - prints one table with ratios against the targets of issues 6 and 11.
+#
+# Memory comes from bench/rsswatch: peak RSS is the kernel's ru_maxrss (as
+# /usr/bin/time), RssAnon/RssFile are /proc/PID/status at the sampled peak.
 #
 # Needs root (mount namespaces, ports 443/53), jq, /usr/bin/time, and the
 # peers: crane (go install github.com/google/go-containerregistry/cmd/crane@v0.22.1),
@@ -50,8 +69,10 @@ if [ "$QUICK" = 1 ]; then LAYER_SIZE=${BENCH_LAYER_SIZE:-$((16 << 20))}; else LA
 RUNS=${BENCH_RUNS:-5}
 [ "$RUNS" -ge 3 ] || { echo "run.sh: BENCH_RUNS must be at least 3 (medians)" >&2; exit 2; }
 JOBS=${BENCH_JOBS:-4}
-TOOLS=${BENCH_TOOLS:-"pullpath crane skopeo ctr"}
-PARTS=${BENCH_PARTS:-"p1 p2 p3 p4"}
+TOOLS=${BENCH_TOOLS:-"pullpath pullpath-node crane skopeo ctr"}
+PARTS=${BENCH_PARTS:-"p0 p1 p2 p3 p4 p5 p6"}
+STATE=${BENCH_STATE:-read}
+case "$STATE" in linked|cold|read) ;; *) echo "run.sh: BENCH_STATE must be linked, cold or read" >&2; exit 2 ;; esac
 
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (mount namespaces, ports 443 and 53 on 127.0.66/67.x)" >&2; exit 1; }
 for t in jq /usr/bin/time unshare go; do command -v "$t" >/dev/null || { echo "run.sh: $t is missing" >&2; exit 1; }; done
@@ -70,10 +91,16 @@ trap cleanup EXIT
 log() { echo "bench: $*" >&2; }
 
 # ---------------------------------------------------------------- tools
-log "building pullpath, labd, shaceiling"
+log "building pullpath, pullpath-node, labd, shaceiling, rsswatch, hello"
 go build -o "$BIN/pullpath" ./cmd/pullpath
+go build -o "$BIN/pullpath-node" ./cmd/pullpath-node
 go build -o "$BIN/labd" ./bench/labd
 go build -o "$BIN/shaceiling" ./bench/shaceiling
+go build -o "$BIN/rsswatch" ./bench/rsswatch
+mkdir -p "$W/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$W/hello/main.go"
+(cd "$W/hello" && GOFLAGS= go build -o "$BIN/hello" main.go)
+RSSW=$BIN/rsswatch
 
 CRANE=$(command -v crane || true)
 [ -z "$CRANE" ] && [ -x "$(go env GOPATH)/bin/crane" ] && CRANE=$(go env GOPATH)/bin/crane
@@ -91,7 +118,7 @@ CTR=$(command -v ctr || true)
 CONTAINERD=$(command -v containerd || true)
 have() {
   case "$1" in
-    pullpath) return 0 ;;
+    pullpath|pullpath-node) return 0 ;;
     crane) [ -n "$CRANE" ] ;;
     skopeo) [ -n "$SKOPEO" ] ;;
     ctr) [ -n "$CTR" ] && [ -n "$CONTAINERD" ] ;;
@@ -99,7 +126,7 @@ have() {
 }
 version_of() {
   case "$1" in
-    pullpath) echo "$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo +dirty)" ;;
+    pullpath|pullpath-node) echo "$(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet || echo +dirty)" ;;
     crane) echo "$CRANE_VERSION" ;;
     skopeo) "$SKOPEO" --version | awk '{print $3}' ;;
     ctr) "$CTR" --version | awk '{print $3}' ;;
@@ -170,6 +197,28 @@ TIMED='s=$(date +%s%N); f=$1; shift; "$@"; rc=$?; e=$(date +%s%N); echo $(((e - 
 pidcpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 labcpu() { pidcpu "$LABPID"; }
 
+# binof TOOL: the tool's binary file.
+binof() {
+  case "$1" in
+    pullpath|pullpath-node) echo "$BIN/$1" ;;
+    crane) echo "$CRANE" ;;
+    skopeo) echo "$SKOPEO" ;;
+    ctr) echo "$CTR" ;;
+  esac
+}
+# pagestate STATE FILE...: put FILE's page-cache pages in STATE (see the top).
+# linked is only true of a file the linker just wrote: relink for it.
+pagestate() {
+  local st=$1; shift
+  case "$st" in
+    linked) ;;
+    cold) "$RSSW" -evict "$@" >/dev/null ;;
+    read) "$RSSW" -evict "$@" >/dev/null; cat "$@" >/dev/null ;;
+  esac
+}
+# rsstime JSON TIMEFILE: "wall peakKiB user sys anonKiB fileKiB" from rsswatch's JSON.
+rsstime() { jq -r '"\(.wallS * 1000 | round / 1000) \(.peakKiB) \(.userS) \(.sysS) \(.atSampledPeak.anonKiB) \(.atSampledPeak.fileKiB)"' "$1" >"$2"; }
+
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print ""} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'; }
 
 # ---------------------------------------------------------------- P1
@@ -189,25 +238,28 @@ if [[ " $PARTS " == *" p1 "* ]]; then
       out=$W/out/$tool
       rm -rf "$out"; mkdir -p "$out"; sync
       tf=$W/res/p1-$tool-$run.time
+      rj=$W/res/p1-$tool-$run.json
+      pagestate "$STATE" "$(binof "$tool")"
+      [ "$tool" = ctr ] && pagestate "$STATE" "$CONTAINERD"
       lab0=$(labcpu)
       case "$tool" in
-        pullpath)
-          /usr/bin/time -f '%e %M %U %S' -o "$tf" \
-            "$BIN/pullpath" probe "$IMAGE" --root "$HEALTHY" --blobs full --jobs "$JOBS" -o json >"$out/report.json" 2>"$out/err" || true
+        pullpath|pullpath-node)
+          "$RSSW" -o "$rj" -- \
+            "$BIN/$tool" probe "$IMAGE" --root "$HEALTHY" --blobs full --jobs "$JOBS" -o json >"$out/report.json" 2>"$out/err" || true
           ok=$(jq -r '.verdict.ok' "$out/report.json" 2>/dev/null || echo false)
           ;;
         crane)
-          innode "$HEALTHY" env SSL_CERT_FILE="$CA" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+          innode "$HEALTHY" env SSL_CERT_FILE="$CA" "$RSSW" -o "$rj" -- \
             "$CRANE" pull --format oci "$IMAGE" "$out/oci" >"$out/log" 2>&1 && ok=true || ok=false
           ;;
         skopeo)
-          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+          innode "$HEALTHY" "$RSSW" -o "$rj" -- \
             "$SKOPEO" copy --src-cert-dir "$CERTDIR" "docker://$IMAGE" "dir:$out/dir" >"$out/log" 2>&1 && ok=true || ok=false
           ;;
         ctr)
           start_containerd "$W/ctrd-p1"
           ctrd0=$(pidcpu "$CTRDPID")
-          innode "$HEALTHY" /usr/bin/time -f '%e %M %U %S' -o "$tf" \
+          innode "$HEALTHY" "$RSSW" -o "$rj" -- \
             "$CTR" --address "$W/ctrd-p1/containerd.sock" -n bench content fetch --tlscacert "$CA" "$IMAGE" >"$out/log" 2>&1 && ok=true || ok=false
           # containerd writes the content: its peak RSS counts too.
           awk '/VmHWM/ {print $2}' "/proc/$CTRDPID/status" >"$W/res/p1-ctr-$run.daemon"
@@ -217,6 +269,7 @@ if [[ " $PARTS " == *" p1 "* ]]; then
           ;;
       esac
       echo $(($(labcpu) - lab0)) >"$W/res/p1-$tool-$run.labcpu"
+      [ -s "$rj" ] && rsstime "$rj" "$tf"
       if [ "$ok" != true ]; then
         log "P1 $tool run $run FAILED (see below)"; tail -5 "$out"/* >&2 || true
         rm -f "$tf"
@@ -281,6 +334,58 @@ gobench() { # PKG PATTERN -> file with the go test -bench output, or nothing
 [[ " $PARTS " == *" p3 "* ]] && gobench ./internal/cluster BenchmarkAnalyze p3
 [[ " $PARTS " == *" p4 "* ]] && gobench ./internal/explain BenchmarkClassify p4
 
+# ---------------------------------------------------------------- P5
+# P5: peak RSS of a full verified pull by page-cache state of the binary.
+P5RUNS=3
+if [[ " $PARTS " == *" p5 "* ]]; then
+  for tool in pullpath pullpath-node; do
+    for st in linked cold read; do
+      if [ "$st" = linked ]; then
+        # A fresh link: the Go linker writes the file through a shared mapping.
+        rm -f "$W/p5-$tool"; go build -o "$W/p5-$tool" "./cmd/$tool"
+      fi
+      for run in $(seq "$P5RUNS"); do
+        pagestate "$st" "$W/p5-$tool"
+        rj=$W/res/p5-$tool-$st-$run.json
+        "$RSSW" -o "$rj" -- "$W/p5-$tool" probe "$IMAGE" --root "$HEALTHY" --blobs full --jobs "$JOBS" -o json >"$W/res/p5.report" 2>/dev/null || true
+        [ "$(jq -r '.verdict.ok' "$W/res/p5.report" 2>/dev/null)" = true ] || { log "P5 $tool $st run $run FAILED"; rm -f "$rj"; continue; }
+        log "P5 $tool $st run $run: $(jq -r '"peak \(.peakKiB / 1024 | floor) MiB, anon \(.atSampledPeak.anonKiB / 1024 | floor), file \(.atSampledPeak.fileKiB / 1024 | floor)"' "$rj")"
+      done
+    done
+  done
+fi
+
+# ---------------------------------------------------------------- P6
+# P6: start time (version; a fast-fault probe) against hello world, warm
+# page cache, and GODEBUG=inittrace=1.
+P6RUNS=30
+NXROOT=$(jq -r '.scenarios[] | select(.name=="dns-nxdomain") | .root' "$LAB")
+NXIMG=$(jq -r '.scenarios[] | select(.name=="dns-nxdomain") | .image' "$LAB")
+startus() { # FILE CMD...: median wall µs of P6RUNS runs of CMD, into FILE
+  local f=$1; shift
+  "$@" >/dev/null 2>&1 || true
+  for _ in $(seq "$P6RUNS"); do
+    local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N)
+    echo $(((e - s) / 1000))
+  done | median >"$f"
+}
+inittrace() { # FILE CMD...: "inits ms" of GODEBUG=inittrace=1 (median ms of 5 runs)
+  local f=$1; shift
+  for _ in 1 2 3 4 5; do
+    GODEBUG=inittrace=1 "$@" 2>&1 >/dev/null | awk '$1 == "init" {n++; ms += $5} END {printf "%d %.2f\n", n, ms}'
+  done | sort -k2 -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}' >"$f"
+}
+if [[ " $PARTS " == *" p6 "* ]]; then
+  log "P6: start times, $P6RUNS runs each"
+  startus "$W/res/p6-hello.us" "$BIN/hello"
+  inittrace "$W/res/p6-hello.init" "$BIN/hello"
+  for tool in pullpath-node pullpath; do
+    startus "$W/res/p6-$tool-version.us" "$BIN/$tool" version
+    startus "$W/res/p6-$tool-fault.us" "$BIN/$tool" probe "$NXIMG" --root "$NXROOT" --timeout 2s -o json
+    inittrace "$W/res/p6-$tool.init" "$BIN/$tool" version
+  done
+fi
+
 # ---------------------------------------------------------------- table
 CPU=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 NPROC=$(nproc)
@@ -289,9 +394,33 @@ echo
 echo "pullpath benchmarks — $(date -u +%Y-%m-%d) — nproc $NPROC — $CPU"
 echo "image $IMAGE: $MIB MiB in $LAYERS layers (incompressible) + config; $RUNS alternating runs, medians; lab and tools share the machine"
 echo
-fmtrow() { printf '%-3s %-22s %-34s %9s %12s %10s %13s   %s\n' "$@"; }
-fmtrow ID "measure" "tool" "median" "throughput" "peak RSS" "CPU s+lab s" "ratio / target"
-fmtrow -- "----------------------" "----------------------------------" "---------" "------------" "----------" "-------------" "--------------"
+fmtrow() { printf '%-3s %-22s %-34s %9s %12s %22s %13s   %s\n' "$@"; }
+fmtrow ID "measure" "tool" "median" "throughput" "peak RSS (anon+file)" "CPU s+lab s" "ratio / target"
+fmtrow -- "----------------------" "----------------------------------" "---------" "------------" "----------------------" "-------------" "--------------"
+
+mib() { awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; }
+# P0: the binaries.
+if [[ " $PARTS " == *" p0 "* ]]; then
+  for tool in pullpath pullpath-node crane skopeo ctr; do
+    have "$tool" || continue
+    b=$(binof "$tool")
+    size=$(awk -v b="$(stat -c %s "$b")" 'BEGIN {printf "%.1f MB", b / 1e6}')
+    mods=$(go version -m "$b" 2>/dev/null | awk '$1 == "dep"' | wc -l)
+    dyn=$(readelf --dyn-syms -W "$b" 2>/dev/null | awk '$1 ~ /^[0-9]+:$/' | wc -l)
+    links="$mods modules, $dyn dynamic symbols"
+    [ "$mods" = 0 ] && links="no module list (distro build), $dyn dynamic symbols"
+    case "$tool" in
+      pullpath|pullpath-node)
+        pk=$(go list -deps "./cmd/$tool" | wc -l)
+        what=$(go list -deps "./cmd/$tool" | awk '
+          /^github.com\/distribution\/distribution/ {d = 1} /^k8s.io\/client-go\/kubernetes$/ {k = 1}
+          /^google.golang.org\/grpc$/ {g = 1} /^go.opentelemetry.io\/otel\/exporters/ {o = 1} /^github.com\/redis\/go-redis/ {r = 1} $0 == "plugin" {p = 1}
+          END {s = ""; if (d) s = s " lab(distribution v3)"; if (r) s = s " go-redis"; if (o) s = s " otel-exporters"; if (k) s = s " client-go"; if (g) s = s " grpc(CRI)"; if (p) s = s " plugin"; print s}')
+        links="$pk packages, $links;$what" ;;
+    esac
+    fmtrow P0 "binary" "$tool $(version_of "$tool")" "$size" "-" "-" "-" "$links"
+  done
+fi
 
 declare -A WALL RSS
 if [[ " $PARTS " == *" p1 "* ]]; then
@@ -301,14 +430,16 @@ if [[ " $PARTS " == *" p1 "* ]]; then
     if [ -z "$files" ]; then fmtrow P1 "full verified pull" "$tool" "failed" "-" "-" "-" "every run failed"; continue; fi
     WALL[$tool]=$(for f in $files; do cut -d' ' -f1 "$f"; done | median)
     RSS[$tool]=$(for f in $files; do cut -d' ' -f2 "$f"; done | sort -g | tail -1)
+    # anon+file of the run with the highest peak.
+    af=$(for f in $files; do cat "$f"; done | sort -k2 -g | tail -1 | awk '{printf "(%.0f+%.0f)", $5 / 1024, $6 / 1024}')
     cpu=$(for f in $files; do awk '{print $3 + $4}' "$f"; done | median)
     if [ "$tool" = ctr ]; then
       d=$(cat "$W"/res/p1-ctr-*.daemon | sort -g | tail -1)
-      rss="$((RSS[$tool] / 1024))+$((d / 1024)) MiB"
+      rss="$((RSS[$tool] / 1024))+$((d / 1024)) MiB $af"
       dc=$(cat "$W"/res/p1-ctr-*.daemoncpu | median)
       cpu=$(awk -v c="$cpu" -v d="$dc" 'BEGIN {printf "%.1f", c + d / 100}')
     else
-      rss="$((RSS[$tool] / 1024)) MiB"
+      rss="$((RSS[$tool] / 1024)) MiB $af"
       cpu=$(awk -v c="$cpu" 'BEGIN {printf "%.1f", c}')
     fi
     labc=$(cat "$W"/res/p1-"$tool"-*.labcpu | median)
@@ -316,7 +447,9 @@ if [[ " $PARTS " == *" p1 "* ]]; then
     tput=$(awk -v b="$BYTES" -v s="${WALL[$tool]}" 'BEGIN {printf "%.0f MB/s", b / 1e6 / s}')
     note=""
     if [ "$tool" = pullpath ]; then
-      note=$(awk -v r="${RSS[pullpath]}" 'BEGIN {printf "RSS %s ≤ 64 MiB", (r <= 65536 ? "✔" : "✘")}')
+      note=$(awk -v r="${RSS[pullpath]}" 'BEGIN {printf "RSS %s ≤ 48 MiB", (r <= 49152 ? "✔" : "✘")}')
+    elif [ "$tool" = pullpath-node ]; then
+      note=$(awk -v r="${RSS[pullpath-node]}" 'BEGIN {printf "RSS %s ≤ 25 MiB", (r <= 25600 ? "✔" : "✘")}')
     elif [ -n "${WALL[pullpath]:-}" ]; then
       note=$(awk -v p="${WALL[pullpath]}" -v t="${WALL[$tool]}" -v tool="$tool" 'BEGIN {r = t / p; printf "%s/pullpath %.2f× %s", tool, r, (tool == "ctr" ? "(no target)" : (r >= 1.5 ? "✔ ≥ 1.5×" : "✘ < 1.5×"))}')
     fi
@@ -352,6 +485,38 @@ if [[ " $PARTS " == *" p2 "* ]]; then
   done
 fi
 
+if [[ " $PARTS " == *" p5 "* ]]; then
+  for tool in pullpath pullpath-node; do
+    for st in linked cold read; do
+      files=$(ls "$W"/res/p5-"$tool"-"$st"-*.json 2>/dev/null || true)
+      if [ -z "$files" ]; then fmtrow P5 "RSS, binary $st" "$tool" "failed" "-" "-" "-" "every run failed"; continue; fi
+      peak=$(for f in $files; do jq -r .peakKiB "$f"; done | median)
+      an=$(for f in $files; do jq -r .atSampledPeak.anonKiB "$f"; done | median)
+      fl=$(for f in $files; do jq -r .atSampledPeak.fileKiB "$f"; done | median)
+      lim=49152; [ "$tool" = pullpath-node ] && lim=25600
+      fmtrow P5 "RSS, binary $st" "$tool" "-" "-" "$(mib "$peak") MiB ($(mib "$an")+$(mib "$fl"))" "-" \
+        "$(awk -v r="$peak" -v l="$lim" 'BEGIN {printf "%s ≤ %d MiB", (r <= l ? "✔" : "✘"), l / 1024}')"
+    done
+  done
+fi
+
+if [[ " $PARTS " == *" p6 "* ]]; then
+  h=$(cat "$W/res/p6-hello.us")
+  read -r hn hms <"$W/res/p6-hello.init"
+  fmtrow P6 "start (hello world)" "go $(go env GOVERSION | sed 's/^go//')" "$(awk -v u="$h" 'BEGIN {printf "%.1f ms", u / 1000}')" "-" "-" "-" "$hn inits, $hms ms of init"
+  for tool in pullpath-node pullpath; do
+    read -r n ms <"$W/res/p6-$tool.init"
+    for what in version fault; do
+      u=$(cat "$W/res/p6-$tool-$what.us")
+      label="start: version"; [ "$what" = fault ] && label="start: fast fault"
+      tgt=""
+      [ "$tool" = pullpath-node ] && tgt=$(awk -v u="$u" -v h="$h" 'BEGIN {r = u / h; printf "; %s", (r <= 2 ? "✔ ≤ 2×" : "✘ > 2×")}')
+      fmtrow P6 "$label" "$tool" "$(awk -v u="$u" 'BEGIN {printf "%.1f ms", u / 1000}')" "-" "-" "-" \
+        "$(awk -v u="$u" -v h="$h" 'BEGIN {printf "%.2f× hello", u / h}')$tgt; $n inits, $ms ms of init"
+    done
+  done
+fi
+
 benchrow() { # ID measure file
   local id=$1 what=$2 f=$W/res/$3.bench
   local pkg=$4
@@ -377,9 +542,17 @@ benchrow() { # ID measure file
 [[ " $PARTS " == *" p3 "* ]] && benchrow P3 "cluster analysis" p3 internal/cluster
 [[ " $PARTS " == *" p4 "* ]] && benchrow P4 "explain" p4 internal/explain
 echo
+echo "P0: size of the file; packages it links (go list -deps) and modules (go version -m); ELF dynamic symbols (a Go binary linked"
+echo "    in dynamic mode, as Go's plugin package forces, exports every symbol: hundreds of thousands)."
+echo "P1: every tool's binary in page-cache state '$STATE' (P5 and the top of bench/run.sh say what the states are);"
+echo "    peak RSS is ru_maxrss, (anon+file) RssAnon and RssFile in MiB at the sampled peak."
 echo "P1: peers are crane pull --format oci, skopeo copy docker:// dir:, ctr content fetch (RSS and CPU: ctr + its containerd);"
 echo "    the peers write the blobs to disk, pullpath hashes and discards them. CPU s+lab s: user+system seconds of the tool,"
 echo "    and of the lab server while it served that tool (medians). Throughput is MB/s (10^6 B) of image bytes over wall time."
 echo "P2: pullpath's time to verdict inside the process (report ms; the target) and its process wall time (start included);"
 echo "    ctr is containerd's own resolver and fetcher on the same fault, process wall time. The ratio compares wall times."
 echo "    Silent-drop faults (connect timeouts) need the network-namespace tier: none of these faults is one."
+echo "P5: the same pull by the binary's page-cache state: linked (as go build wrote it), cold (pages dropped, exec reads it back),"
+echo "    read (cold, then read once with read(2): large folios); medians of $P5RUNS runs."
+echo "P6: median wall time of $P6RUNS runs, warm page cache; the fast fault is the dns-nxdomain scenario; init: GODEBUG=inittrace=1"
+echo "    of \`version\` (number of package inits and the sum of their clock ms, median of 5 runs)."
