@@ -49,6 +49,7 @@ var nodeOnly = []rule{
 	{prefixes: []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/applyconfigurations/", "k8s.io/api/", module + "/internal/cluster"},
 		why: "no typed clientset or API types in the node binary (the monitor's node condition needs a small REST client only)"},
 	{prefixes: []string{"github.com/google/go-containerregistry/pkg/registry"}, why: "no registry server in the node binary"},
+	{prefixes: []string{"github.com/Azure/azure-sdk-for-go/", "github.com/AzureAD/"}, why: "reading Azure's configuration is the full binary's (register it in cmd/pullpath, not in internal/cli's root)"},
 }
 
 var binaries = []struct {
