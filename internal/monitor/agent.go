@@ -128,8 +128,18 @@ func (a *Agent) Round(ctx context.Context) []Result {
 	return out
 }
 
+// SetRoot changes the node root the next probes read (safe while Run runs).
+func (a *Agent) SetRoot(root string) {
+	a.mu.Lock()
+	a.Root = root
+	a.mu.Unlock()
+}
+
 func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
-	o := probe.Options{Root: a.Root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
+	a.mu.Lock()
+	root := a.Root
+	a.mu.Unlock()
+	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
 		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: a.Config.DockerConfig}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
