@@ -43,7 +43,7 @@ a broken pool where nothing runs them yet: the next scale-up lands there and fai
 Exit codes: 0 every reporting pool is healthy; 1 a pool is broken or partial;
 2 usage error or no usable kubeconfig; 3 the cluster could not be read.`,
 		Example: `  pullpath monitor status
-  pullpath monitor status --config deploy/monitor/config.yaml -o json`,
+  pullpath monitor status --image myacr.azurecr.io/team/app:1.0 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
