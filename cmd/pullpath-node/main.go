@@ -11,15 +11,14 @@ import (
 	"syscall"
 
 	"github.com/pullpath/pullpath/internal/cli"
+	"github.com/pullpath/pullpath/internal/cli/monitorcmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The node agent's commands go here, and only here: `monitor` (issue 12)
-	// is added as an extra cli.Command, e.g. cli.Run(ctx, streams, os.Args,
-	// monitorcmd.NewCmdMonitor), from a package that imports no client-go
-	// typed clientset (internal/depcheck checks what this binary links).
-	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args)
+	// The node agent: monitor links no client-go (internal/depcheck checks
+	// what this binary links); `monitor status` is the full binary's.
+	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args, monitorcmd.NewCmdMonitor)
 	stop()
 	os.Exit(code)
 }

@@ -16,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args,
-		clustercmd.NewCmdDiagnose, labcmd.NewCmdDemo, labcmd.NewCmdLab)
+		clustercmd.NewCmdDiagnose, clustercmd.NewCmdMonitor, labcmd.NewCmdDemo, labcmd.NewCmdLab)
 	stop()
 	os.Exit(code)
 }

@@ -1,0 +1,3 @@
+{{- define "pullpath-monitor.labels" -}}
+app.kubernetes.io/name: pullpath-monitor
+{{- end -}}

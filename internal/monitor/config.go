@@ -1,0 +1,185 @@
+package monitor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	"sigs.k8s.io/yaml"
+)
+
+// Blob modes of a scheduled probe. They are the probe's own modes.
+const (
+	BlobsHead = "head"
+	BlobsFull = "full"
+	BlobsNone = "none"
+)
+
+// Defaults of a Config.
+const (
+	DefaultInterval       = 5 * time.Minute
+	DefaultFullInterval   = 6 * time.Hour
+	DefaultFullByteBudget = 1 << 30 // 1 GiB per full round
+	DefaultTimeout        = 5 * time.Second
+	DefaultDeadline       = 2 * time.Minute
+)
+
+// Config is the agent's configuration, read from the ConfigMap the DaemonSet
+// mounts (YAML or JSON). Its field names are part of the stable interface.
+type Config struct {
+	// Targets are the images to watch. Each has a bounded, configured name
+	// that becomes the metrics' target label (never free text).
+	Targets []Target `json:"targets"`
+	// Interval is how often every target is probed in Blobs mode.
+	Interval Duration `json:"interval,omitempty"`
+	// Blobs is the mode of every interval: head (the default: the manifest
+	// and a HEAD of every blob), full or none (manifest only).
+	Blobs string `json:"blobs,omitempty"`
+	// FullInterval is how often a full, verified download of every layer
+	// replaces the interval's probe (0 keeps the default; negative turns
+	// full rounds off).
+	FullInterval Duration `json:"full_interval,omitempty"`
+	// FullByteBudget caps the bytes a full round may download over all
+	// targets; a target that would exceed it is probed in head mode
+	// instead, and pullpath_full_skipped_total says so.
+	FullByteBudget int64 `json:"full_byte_budget,omitempty"`
+	// Timeout is each network step's deadline; Deadline one probe's.
+	Timeout  Duration `json:"timeout,omitempty"`
+	Deadline Duration `json:"deadline,omitempty"`
+	// DockerConfig is a docker config.json (a mounted dockerconfigjson
+	// Secret) to take credentials from; empty means anonymous.
+	DockerConfig string `json:"docker_config,omitempty"`
+}
+
+// Target is one watched image.
+type Target struct {
+	// Name is the metrics' target label: 1–63 characters of [A-Za-z0-9_.-].
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	// Platform is os/arch[/variant]; empty means the node's.
+	Platform string `json:"platform,omitempty"`
+}
+
+// Duration is a time.Duration written as Go writes one ("90s", "5m").
+type Duration time.Duration
+
+// UnmarshalJSON reads "5m" (or a number of seconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n float64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("a duration is a string such as \"5m\" or a number of seconds, not %s", b)
+		}
+		*d = Duration(n * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: want e.g. 90s, 5m or 6h", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as Go prints it.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+var targetName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
+
+// LoadConfig reads and checks a configuration file.
+func LoadConfig(file string) (Config, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Config{}, fmt.Errorf("reading the monitor configuration: %w", err)
+	}
+	return ParseConfig(b)
+}
+
+// ParseConfig parses YAML or JSON, applies defaults and checks every field.
+func ParseConfig(b []byte) (Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return Config{}, fmt.Errorf("parsing the monitor configuration: %s", cleanYAMLError(err))
+	}
+	c.defaults()
+	return c, c.Validate()
+}
+
+// cleanYAMLError drops the Go type names that the decoder puts in its
+// messages ("json: unknown field" is kept, "monitor.Config" is not).
+func cleanYAMLError(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "error unmarshaling JSON: while decoding JSON: ")
+	s = strings.ReplaceAll(s, "Go struct field ", "field ")
+	s = strings.ReplaceAll(s, " of type monitor.Duration", "")
+	s = regexp.MustCompile(`\bmonitor\.[A-Za-z]+\.`).ReplaceAllString(s, "")
+	return s
+}
+
+func (c *Config) defaults() {
+	if c.Interval == 0 {
+		c.Interval = Duration(DefaultInterval)
+	}
+	if c.Blobs == "" {
+		c.Blobs = BlobsHead
+	}
+	if c.FullInterval == 0 {
+		c.FullInterval = Duration(DefaultFullInterval)
+	}
+	if c.FullByteBudget == 0 {
+		c.FullByteBudget = DefaultFullByteBudget
+	}
+	if c.Timeout == 0 {
+		c.Timeout = Duration(DefaultTimeout)
+	}
+	if c.Deadline == 0 {
+		c.Deadline = Duration(DefaultDeadline)
+	}
+}
+
+// Validate checks a configuration whose defaults are applied.
+func (c Config) Validate() error {
+	if len(c.Targets) == 0 {
+		return fmt.Errorf("the monitor configuration names no targets: add targets: [{name: app, image: registry.example/team/app:1.0}]")
+	}
+	seen := map[string]bool{}
+	for i, t := range c.Targets {
+		if !targetName.MatchString(t.Name) {
+			return fmt.Errorf("targets[%d]: invalid name %q: want 1-63 characters of letters, digits, '_', '.' or '-' (it becomes the target label)", i, t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("targets[%d]: the name %q is used twice", i, t.Name)
+		}
+		seen[t.Name] = true
+		if _, err := reference.ParseNormalizedNamed(t.Image); err != nil {
+			return fmt.Errorf("targets[%d] (%s): invalid image %q: %v", i, t.Name, t.Image, err)
+		}
+		if t.Platform != "" && !validPlatform(t.Platform) {
+			return fmt.Errorf("targets[%d] (%s): invalid platform %q: want os/arch[/variant], e.g. linux/amd64", i, t.Name, t.Platform)
+		}
+	}
+	switch c.Blobs {
+	case BlobsHead, BlobsFull, BlobsNone:
+	default:
+		return fmt.Errorf("invalid blobs mode %q (valid: head, full, none)", c.Blobs)
+	}
+	if c.Interval < Duration(time.Second) {
+		return fmt.Errorf("invalid interval %s: want at least 1s", time.Duration(c.Interval))
+	}
+	if c.Timeout <= 0 || c.Deadline <= 0 {
+		return fmt.Errorf("timeout and deadline must be positive")
+	}
+	if c.FullByteBudget < 0 {
+		return fmt.Errorf("invalid full_byte_budget %d: want a positive number of bytes", c.FullByteBudget)
+	}
+	return nil
+}
+
+var platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9]+)?$`)
+
+func validPlatform(p string) bool { return platformRE.MatchString(p) }
