@@ -93,6 +93,7 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
 	err := p.run(ctx, image)
 	p.finish(err)
+	redactReport(p.rep)
 	return p.rep, nil
 }
 
@@ -221,6 +222,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		caps []string
 	}
 	var plan []planned
+	plainHTTP := plainHosts(hosts)
 	for _, h := range hosts {
 		role := verdict.RoleRegistry
 		if h.Mirror {
@@ -238,12 +240,14 @@ func (p *prober) run(ctx context.Context, image string) error {
 			p.tr.warn(w)
 		}
 		s := &registry.Session{
-			Client:  p.client(h),
-			Host:    registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
-			Repo:    repo,
-			Creds:   creds,
-			OnRole:  p.tr.setRole,
-			Timeout: p.o.Timeout,
+			Client:    p.client(h, plainHTTP),
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
+			Repo:      repo,
+			Creds:     creds,
+			OnRole:    p.tr.setRole,
+			Timeout:   p.o.Timeout,
+			PlainHTTP: plainHTTP,
+			OnWarning: p.tr.foreign,
 		}
 		plan = append(plan, planned{sess: s, caps: h.Capabilities})
 	}
@@ -415,7 +419,7 @@ func (p *prober) credentials(host string) (*registry.Credentials, error) {
 
 // client builds the HTTP client containerd would use for one plan host: its
 // TLS settings also apply to every redirect target (REFERENCE 0.3).
-func (p *prober) client(h nodeview.RegistryHost) *http.Client {
+func (p *prober) client(h nodeview.RegistryHost, plain func(host string) bool) *http.Client {
 	tlsCfg := h.TLS
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -433,11 +437,19 @@ func (p *prober) client(h nodeview.RegistryHost) *http.Client {
 			return p.tr.dial(ctx, addr, tlsCfg)
 		},
 	}
+	policy := registry.CheckRedirect(plain, func(host string) verdict.Role {
+		hn, port, err := net.SplitHostPort(host)
+		if err != nil {
+			hn, port = host, "443"
+		}
+		return p.tr.roleOf(hn, port)
+	})
 	return &http.Client{
 		Transport: &recorder{inner: base, t: p.tr},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= registry.MaxRedirects {
-				return fmt.Errorf("stopped after %d redirects", registry.MaxRedirects)
+			if err := policy(req, via); err != nil {
+				p.tr.refused(via[len(via)-1], req, err)
+				return err
 			}
 			if req.URL.Host != via[0].URL.Host {
 				p.tr.setRole(req.URL.Host, verdict.RoleBlob)
@@ -445,6 +457,19 @@ func (p *prober) client(h nodeview.RegistryHost) *http.Client {
 			return nil
 		},
 	}
+}
+
+// plainHosts is the set of hosts the node's hosts.toml declares plain-http:
+// the only hosts credentials may reach in cleartext (containerd's rule).
+func plainHosts(hosts []nodeview.RegistryHost) func(host string) bool {
+	plain := map[string]bool{}
+	for _, h := range hosts {
+		if h.Scheme == "http" {
+			plain[h.Host] = true
+			plain[registry.Endpoint("http", h.Host)] = true
+		}
+	}
+	return func(host string) bool { return plain[host] || plain[registry.Endpoint("http", host)] }
 }
 
 func hasCap(caps []string, c string) bool {
