@@ -52,43 +52,61 @@ func splitEndpoint(ep string) (string, string) {
 	return ep, "443"
 }
 
+// known is the redactor for the secrets this probe holds: the password it
+// was given and every token it was issued.
+func (p *prober) known() *redact.Known {
+	var secrets []string
+	for _, s := range p.sessions {
+		secrets = append(secrets, s.Secrets()...)
+	}
+	return knownFor(p.creds, secrets...)
+}
+
+func knownFor(c *registry.Credentials, secrets ...string) *redact.Known {
+	var pairs [][2]string
+	if !c.Anonymous() {
+		pairs = append(pairs, [2]string{c.Username, c.Password})
+	}
+	return redact.NewKnown(secrets, pairs...)
+}
+
 // redactReport passes every free-text field of r that can hold bytes from
 // the network (error bodies, status lines, challenge headers, redirect
 // targets, runtime messages) through the one redactor before any renderer
-// sees it.
-func redactReport(r *Report) {
-	redactVerdict(&r.Verdict)
+// sees it, and removes the secrets the probe knows.
+func redactReport(r *Report, k *redact.Known) {
+	redactVerdict(&r.Verdict, k)
 	for i := range r.Warnings {
-		r.Warnings[i].Message = redact.String(r.Warnings[i].Message)
+		r.Warnings[i].Message = k.String(r.Warnings[i].Message)
 	}
 	for i := range r.Blobs {
-		r.Blobs[i].Error = redact.String(r.Blobs[i].Error)
+		r.Blobs[i].Error = k.String(r.Blobs[i].Error)
 	}
 	for i := range r.Endpoints {
 		for j := range r.Endpoints[i].Steps {
 			st := &r.Endpoints[i].Steps[j]
-			st.Target = redact.String(st.Target)
-			st.Detail = redact.String(st.Detail)
-			for k, v := range st.Facts {
+			st.Target = k.String(st.Target)
+			st.Detail = k.String(st.Detail)
+			for key, v := range st.Facts {
 				if s, ok := v.(string); ok {
-					st.Facts[k] = redact.String(s)
+					st.Facts[key] = k.String(s)
 				}
 			}
 		}
 	}
 	if r.Runtime != nil {
-		r.Runtime.Error = redact.String(r.Runtime.Error)
-		r.Runtime.Note = redact.String(r.Runtime.Note)
+		r.Runtime.Error = k.String(r.Runtime.Error)
+		r.Runtime.Note = k.String(r.Runtime.Note)
 		if r.Runtime.Verdict != nil {
-			redactVerdict(r.Runtime.Verdict)
+			redactVerdict(r.Runtime.Verdict, k)
 		}
 	}
 }
 
-func redactVerdict(v *verdict.Verdict) {
-	v.Summary = redact.String(v.Summary)
-	v.Evidence = redact.String(v.Evidence)
+func redactVerdict(v *verdict.Verdict, k *redact.Known) {
+	v.Summary = k.String(v.Summary)
+	v.Evidence = k.String(v.Evidence)
 	for i := range v.Next {
-		v.Next[i] = redact.String(v.Next[i])
+		v.Next[i] = k.String(v.Next[i])
 	}
 }

@@ -93,15 +93,17 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
 	err := p.run(ctx, image)
 	p.finish(err)
-	redactReport(p.rep)
+	redactReport(p.rep, p.known())
 	return p.rep, nil
 }
 
 type prober struct {
-	o       Options
-	rep     *Report
-	tr      *tracer
-	skipped []string
+	o        Options
+	rep      *Report
+	tr       *tracer
+	skipped  []string
+	sessions []*registry.Session
+	creds    *registry.Credentials
 }
 
 func (p *prober) finish(err error) {
@@ -208,6 +210,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		return err
 	}
 	r.Identity = creds.Describe()
+	p.creds = creds
 
 	// 3. The plan: the hosts containerd would try, in its order.
 	hosts, err := view.RegistryHosts(ctx, domain)
@@ -250,6 +253,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 			OnWarning: p.tr.foreign,
 		}
 		plan = append(plan, planned{sess: s, caps: h.Capabilities})
+		p.sessions = append(p.sessions, s)
 	}
 	if len(plan) == 0 {
 		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
@@ -357,38 +361,46 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 	errs := make([]error, len(blobs))
 	var failedAt atomic.Int64
 	failedAt.Store(-1)
-	sem := make(chan struct{}, p.o.Jobs)
+	// A fixed pool of Jobs workers: a manifest may list tens of thousands
+	// of layers, and a goroutine per blob would cost a stack each.
+	next := make(chan int)
 	var wg sync.WaitGroup
+	for range min(p.o.Jobs, len(blobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b := blobs[i]
+				if ctx.Err() != nil {
+					results[i].Error = "skipped: blocked by an earlier failure"
+					continue
+				}
+				res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
+				results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
+				if err != nil {
+					if ctx.Err() != nil && failedAt.Load() >= 0 {
+						results[i].Error = "skipped: cancelled after an earlier failure"
+						continue
+					}
+					errs[i] = err
+					results[i].Error = err.Error()
+					failedAt.CompareAndSwap(-1, int64(i))
+					cancel()
+				}
+			}
+		}()
+	}
 	for i, b := range blobs {
 		results[i] = Blob{Digest: b.Digest.String(), Size: b.Size, MediaType: b.MediaType}
-		wg.Add(1)
-		go func(i int, b registry.Descriptor) {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].Error = "skipped: blocked by an earlier failure"
-				return
-			}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				results[i].Error = "skipped: blocked by an earlier failure"
-				return
-			}
-			res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
-			results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
-			if err != nil {
-				if ctx.Err() != nil && failedAt.Load() >= 0 {
-					results[i].Error = "skipped: cancelled after an earlier failure"
-					return
-				}
-				errs[i] = err
-				results[i].Error = err.Error()
-				failedAt.CompareAndSwap(-1, int64(i))
-				cancel()
-			}
-		}(i, b)
 	}
+	for i := range blobs {
+		if ctx.Err() != nil {
+			results[i].Error = "skipped: blocked by an earlier failure"
+			continue
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	r.Blobs = results
 	if i := failedAt.Load(); i >= 0 {

@@ -179,3 +179,31 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestKnown(t *testing.T) {
+	k := NewKnown([]string{"opaque-token-value"}, [2]string{"puller", "s3cr3t pass/word"})
+	in := strings.Join([]string{
+		"token opaque-token-value echoed",
+		"password s3cr3t pass/word echoed",
+		"url s3cr3t+pass%2Fword echoed",
+		"path s3cr3t%20pass%2Fword echoed",
+		"basic cHVsbGVyOnMzY3IzdCBwYXNzL3dvcmQ= echoed",
+		"b64 b3BhcXVlLXRva2VuLXZhbHVl echoed",
+	}, "\n")
+	got := k.String(in)
+	for _, sec := range []string{"opaque-token-value", "s3cr3t", "cHVsbGVy", "b3BhcXVl"} {
+		if strings.Contains(got, sec) {
+			t.Errorf("Known.String kept %q:\n%s", sec, got)
+		}
+	}
+	if strings.Count(got, "echoed") != 6 {
+		t.Errorf("Known.String cut plain text:\n%s", got)
+	}
+	if short := NewKnown([]string{"abc"}); short.String("abc def") != "abc def" {
+		t.Error("a secret shorter than 6 bytes must not be replaced")
+	}
+	var none *Known
+	if none.String("Bearer "+jwt) == "Bearer "+jwt {
+		t.Error("a nil Known must still redact by shape")
+	}
+}

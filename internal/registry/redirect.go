@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -52,4 +53,22 @@ func CheckRedirect(plainHTTP func(host string) bool, roleOf func(host string) ve
 		}
 		return nil
 	}
+}
+
+// Secrets returns the tokens the session was issued (its own and those of
+// other hosts' challenges), so that output can be scrubbed of them.
+func (s *Session) Secrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	add := func(h string) {
+		if _, v, ok := strings.Cut(h, " "); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	add(s.authHeader)
+	for _, h := range s.hostAuth {
+		add(h)
+	}
+	return out
 }
