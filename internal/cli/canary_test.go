@@ -46,11 +46,11 @@ func TestCredentialCanary(t *testing.T) {
 	blobFail := labtest.Scenario(t, l, "blob-refused")
 	const canary = "pp-canary-7Hq2Zx9Lm4-secret"
 	runs := []struct {
-		name      string
-		sc        lab.Scenario
-		pass      string
-		wantExit  int
-		want string
+		name     string
+		sc       lab.Scenario
+		pass     string
+		wantExit int
+		want     string
 	}{
 		{"success", healthy, healthy.Password, ExitOK, "The pull path works"},
 		{"auth failure", healthy, canary, ExitFailure, "auth.bad-credentials"},
