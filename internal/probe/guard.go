@@ -1,9 +1,11 @@
 package probe
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -59,6 +61,9 @@ func (p *prober) known() *redact.Known {
 	for _, s := range p.sessions {
 		secrets = append(secrets, s.Secrets()...)
 	}
+	for _, c := range p.mirrorCreds {
+		secrets = append(secrets, c.Password, registry.BasicAuth(c.Username, c.Password))
+	}
 	return knownFor(p.creds, secrets...)
 }
 
@@ -109,4 +114,32 @@ func redactVerdict(v *verdict.Verdict, k *redact.Known) {
 	for i := range v.Next {
 		v.Next[i] = k.String(v.Next[i])
 	}
+}
+
+// mirrorCredentials are the credentials a mirror gets: its own entry in the
+// docker config or pull secret, never those given for the registry (the
+// contract's rule). When the pull has credentials for the registry and none
+// for the mirror, a warning says so: containerd's CRI plugin would send the
+// pod's credentials to the mirror too.
+func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
+	var c *registry.Credentials
+	var err error
+	switch {
+	case p.o.PullSecret != "":
+		c, err = LoadPullSecret(p.o.PullSecret, h.Host)
+	case p.o.DockerConfig != "":
+		c, err = LoadDockerConfig(p.o.DockerConfig, h.Host)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c != nil && !c.Anonymous() {
+		p.mirrorCreds = append(p.mirrorCreds, c)
+		return c, nil
+	}
+	if !registryCreds.Anonymous() {
+		p.tr.warn(verdict.Warning{Code: "auth.mirror-credentials", Endpoint: registry.Endpoint(h.Scheme, h.Host),
+			Message: fmt.Sprintf("the mirror %s is asked anonymously: the credentials given are for %s and go to no other host; if the mirror needs credentials, add an entry for %s to the pull secret (containerd's CRI plugin sends the pod's credentials to mirrors as well)", h.Host, domain, h.Host)})
+	}
+	return &registry.Credentials{}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -134,6 +135,40 @@ func TestHostileSuite(t *testing.T) {
 				must(t, os.MkdirAll(dir, 0o755))
 				must(t, os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(fmt.Sprintf("server = %q\n", reg.URL)), 0o644))
 				return onlyImage(reg), probe.Options{Creds: creds()}, nil
+			}},
+		{name: "mirror gets only its own credentials",
+			setup: func(t *testing.T, n *hnet) (string, probe.Options, []leakRule) {
+				img := newImage(layer)
+				mirror := n.serve(t, hBlobSub, &basicOnly{fakeRegistry{img: img}, "mirroruser", mirrorPassword})
+				fr := &fakeRegistry{img: img, auth: "token"}
+				reg := n.serve(t, hRegistry, fr)
+				fr.realm = reg.URL + "/token"
+				writeMirrorTOML(t, n, reg, mirror)
+				cfg := fmt.Sprintf(`{"auths":{%q:{"auth":%q},%q:{"auth":%q}}}`, reg.Host, b64(hUser+":"+hPassword), mirror.Host, b64("mirroruser:"+mirrorPassword))
+				f := filepath.Join(t.TempDir(), "config.json")
+				must(t, os.WriteFile(f, []byte(cfg), 0o600))
+				return onlyImage(reg), probe.Options{DockerConfig: f}, []leakRule{{mirror, append(secretForms(hRegToken), password...)}, {reg, []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)}}}
+			},
+			extra: []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)},
+			check: func(t *testing.T, rep *probe.Report) {
+				if !strings.HasPrefix(rep.ServedBy, hBlobSub) {
+					t.Errorf("served by %s, want the mirror %s", rep.ServedBy, hBlobSub)
+				}
+			}},
+		{name: "mirror gets no registry credentials", wantWarn: "auth.mirror-credentials",
+			setup: func(t *testing.T, n *hnet) (string, probe.Options, []leakRule) {
+				img := newImage(layer)
+				mirror := n.serve(t, hBlobSub, &basicOnly{fakeRegistry{img: img}, hUser, hPassword})
+				fr := &fakeRegistry{img: img, auth: "token"}
+				reg := n.serve(t, hRegistry, fr)
+				fr.realm = reg.URL + "/token"
+				writeMirrorTOML(t, n, reg, mirror)
+				return onlyImage(reg), probe.Options{Creds: creds()}, []leakRule{{mirror, append(secretForms(hRegToken), password...)}}
+			},
+			check: func(t *testing.T, rep *probe.Report) {
+				if !strings.HasPrefix(rep.ServedBy, hRegistry) || !hasWarning(rep, "mirror.unreachable") {
+					t.Errorf("served by %s with warnings %+v, want the registry after the mirror's 401", rep.ServedBy, rep.Warnings)
+				}
 			}},
 		{name: "error body echoing request headers", wantCause: "authz.denied",
 			setup: func(t *testing.T, n *hnet) (string, probe.Options, []leakRule) {
@@ -536,4 +571,30 @@ func peakRSS() rss {
 		}
 	}
 	return -1
+}
+
+const mirrorPassword = "mirror-pw-Qr56St78Uv90"
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// basicOnly is a mirror that wants Basic credentials of its own.
+type basicOnly struct {
+	fakeRegistry
+	user, pass string
+}
+
+func (b *basicOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if u, p, ok := r.BasicAuth(); !ok || u != b.user || p != b.pass {
+		w.Header().Set("WWW-Authenticate", `Basic realm="mirror"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	b.fakeRegistry.ServeHTTP(w, r)
+}
+
+// writeMirrorTOML puts mirror before reg in the node's hosts.toml for reg.
+func writeMirrorTOML(t *testing.T, n *hnet, reg, mirror *hsrv) {
+	dir := filepath.Join(n.root, "etc/containerd/certs.d", reg.Host)
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", reg.URL, mirror.URL)), 0o644))
 }

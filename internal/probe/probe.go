@@ -98,12 +98,13 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 }
 
 type prober struct {
-	o        Options
-	rep      *Report
-	tr       *tracer
-	skipped  []string
-	sessions []*registry.Session
-	creds    *registry.Credentials
+	o           Options
+	rep         *Report
+	tr          *tracer
+	skipped     []string
+	sessions    []*registry.Session
+	creds       *registry.Credentials
+	mirrorCreds []*registry.Credentials
 }
 
 func (p *prober) finish(err error) {
@@ -242,11 +243,17 @@ func (p *prober) run(ctx context.Context, image string) error {
 			}
 			p.tr.warn(w)
 		}
+		hostCreds := creds
+		if h.Mirror && h.Host != domain {
+			if hostCreds, err = p.mirrorCredentials(h, domain, creds); err != nil {
+				return err
+			}
+		}
 		s := &registry.Session{
 			Client:    p.client(h, plainHTTP),
 			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
 			Repo:      repo,
-			Creds:     creds,
+			Creds:     hostCreds,
 			OnRole:    p.tr.setRole,
 			Timeout:   p.o.Timeout,
 			PlainHTTP: plainHTTP,
