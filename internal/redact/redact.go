@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/base64"
 	"net/url"
 	"strings"
@@ -443,15 +444,18 @@ func isAWSKeyID(s string) bool {
 // names and versions do not (their labels are short or have no digits).
 func isJWTShaped(run string) bool {
 	run = strings.TrimRight(run, ".")
-	segs := strings.Split(run, ".")
-	if strings.HasPrefix(run, "eyJ") && len(segs) >= 3 && len(run) >= 20 {
-		return true
-	}
-	if len(segs) != 3 {
+	dots := strings.Count(run, ".")
+	if dots < 2 {
 		return false
 	}
-	for _, sg := range segs {
-		if len(sg) < 16 || !isBase64URL(sg) || !mixed(sg) {
+	if strings.HasPrefix(run, "eyJ") && len(run) >= 20 {
+		return true
+	}
+	if dots != 2 {
+		return false
+	}
+	for seg := range strings.SplitSeq(run, ".") {
+		if len(seg) < 16 || !isBase64URL(seg) || !mixed(seg) {
 			return false
 		}
 	}
@@ -464,17 +468,26 @@ func isBasicBase64(run string) bool {
 	if len(run) < 8 || len(run) > 1024 || !mixed(run) {
 		return false
 	}
-	var dec []byte
-	var err error
+	for i := 0; i < len(run); i++ {
+		if c := run[i]; !(isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	var buf [768]byte
+	src := []byte(run)
+	n, ok := 0, false
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if dec, err = enc.DecodeString(run); err == nil {
+		var err error
+		if n, err = enc.Decode(buf[:], src); err == nil {
+			ok = true
 			break
 		}
 	}
-	if err != nil {
+	if !ok {
 		return false
 	}
-	colon := strings.IndexByte(string(dec), ':')
+	dec := buf[:n]
+	colon := bytes.IndexByte(dec, ':')
 	if colon <= 0 || colon == len(dec)-1 {
 		return false
 	}

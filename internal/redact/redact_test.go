@@ -207,3 +207,18 @@ func TestKnown(t *testing.T) {
 		t.Error("a nil Known must still redact by shape")
 	}
 }
+
+// BenchmarkString measures the redactor on typical runtime error text with
+// and without secrets.
+func BenchmarkString(b *testing.B) {
+	clean := strings.Repeat(`failed to pull and unpack image "myacr.azurecr.io/team/app:1.2": failed to resolve reference: failed to do request: Head "https://myacr.azurecr.io/v2/team/app/manifests/1.2": dial tcp 10.1.2.3:443: i/o timeout `, 20)
+	dirty := strings.Repeat(`Get "https://x.blob.core.windows.net/a/data?se=2026&sig=abc%3D": 403; map[Authorization:[Bearer `+jwt+`]] password=hunter2 `, 20)
+	for _, in := range []struct{ name, s string }{{"clean", clean}, {"secrets", dirty}} {
+		b.Run(in.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in.s)))
+			for b.Loop() {
+				String(in.s)
+			}
+		})
+	}
+}
