@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	redactpkg "github.com/pullpath/pullpath/internal/redact"
 )
 
 // DiagnoseOptions are the inputs of Diagnose beyond the workload.
@@ -81,10 +83,11 @@ func pickPullSecret(r *Report) string {
 // URLs (SAS tokens, X-Amz-Signature) carry credentials there.
 var signedQuery = regexp.MustCompile(`(https?://[^\s"'?]+)\?[^\s"']*`)
 
-// redact removes URL query strings from a message.
+// redact removes URL query strings from a message, then every other
+// secret the one redactor (internal/redact) recognises.
 func redact(s string) string {
 	if len(s) < 8 {
 		return s
 	}
-	return signedQuery.ReplaceAllString(s, "$1?REDACTED")
+	return redactpkg.String(signedQuery.ReplaceAllString(s, "$1?REDACTED"))
 }

@@ -93,14 +93,18 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
 	err := p.run(ctx, image)
 	p.finish(err)
+	redactReport(p.rep, p.known())
 	return p.rep, nil
 }
 
 type prober struct {
-	o       Options
-	rep     *Report
-	tr      *tracer
-	skipped []string
+	o           Options
+	rep         *Report
+	tr          *tracer
+	skipped     []string
+	sessions    []*registry.Session
+	creds       *registry.Credentials
+	mirrorCreds []*registry.Credentials
 }
 
 func (p *prober) finish(err error) {
@@ -207,6 +211,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		return err
 	}
 	r.Identity = creds.Describe()
+	p.creds = creds
 
 	// 3. The plan: the hosts containerd would try, in its order.
 	hosts, err := view.RegistryHosts(ctx, domain)
@@ -221,6 +226,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		caps []string
 	}
 	var plan []planned
+	plainHTTP := plainHosts(hosts)
 	for _, h := range hosts {
 		role := verdict.RoleRegistry
 		if h.Mirror {
@@ -237,15 +243,24 @@ func (p *prober) run(ctx context.Context, image string) error {
 			}
 			p.tr.warn(w)
 		}
+		hostCreds := creds
+		if h.Mirror && h.Host != domain {
+			if hostCreds, err = p.mirrorCredentials(h, domain, creds); err != nil {
+				return err
+			}
+		}
 		s := &registry.Session{
-			Client:  p.client(h),
-			Host:    registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
-			Repo:    repo,
-			Creds:   creds,
-			OnRole:  p.tr.setRole,
-			Timeout: p.o.Timeout,
+			Client:    p.client(h, plainHTTP),
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
+			Repo:      repo,
+			Creds:     hostCreds,
+			OnRole:    p.tr.setRole,
+			Timeout:   p.o.Timeout,
+			PlainHTTP: plainHTTP,
+			OnWarning: p.tr.foreign,
 		}
 		plan = append(plan, planned{sess: s, caps: h.Capabilities})
+		p.sessions = append(p.sessions, s)
 	}
 	if len(plan) == 0 {
 		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
@@ -353,38 +368,46 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 	errs := make([]error, len(blobs))
 	var failedAt atomic.Int64
 	failedAt.Store(-1)
-	sem := make(chan struct{}, p.o.Jobs)
+	// A fixed pool of Jobs workers: a manifest may list tens of thousands
+	// of layers, and a goroutine per blob would cost a stack each.
+	next := make(chan int)
 	var wg sync.WaitGroup
+	for range min(p.o.Jobs, len(blobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				b := blobs[i]
+				if ctx.Err() != nil {
+					results[i].Error = "skipped: blocked by an earlier failure"
+					continue
+				}
+				res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
+				results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
+				if err != nil {
+					if ctx.Err() != nil && failedAt.Load() >= 0 {
+						results[i].Error = "skipped: cancelled after an earlier failure"
+						continue
+					}
+					errs[i] = err
+					results[i].Error = err.Error()
+					failedAt.CompareAndSwap(-1, int64(i))
+					cancel()
+				}
+			}
+		}()
+	}
 	for i, b := range blobs {
 		results[i] = Blob{Digest: b.Digest.String(), Size: b.Size, MediaType: b.MediaType}
-		wg.Add(1)
-		go func(i int, b registry.Descriptor) {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].Error = "skipped: blocked by an earlier failure"
-				return
-			}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				results[i].Error = "skipped: blocked by an earlier failure"
-				return
-			}
-			res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
-			results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
-			if err != nil {
-				if ctx.Err() != nil && failedAt.Load() >= 0 {
-					results[i].Error = "skipped: cancelled after an earlier failure"
-					return
-				}
-				errs[i] = err
-				results[i].Error = err.Error()
-				failedAt.CompareAndSwap(-1, int64(i))
-				cancel()
-			}
-		}(i, b)
 	}
+	for i := range blobs {
+		if ctx.Err() != nil {
+			results[i].Error = "skipped: blocked by an earlier failure"
+			continue
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	r.Blobs = results
 	if i := failedAt.Load(); i >= 0 {
@@ -415,7 +438,7 @@ func (p *prober) credentials(host string) (*registry.Credentials, error) {
 
 // client builds the HTTP client containerd would use for one plan host: its
 // TLS settings also apply to every redirect target (REFERENCE 0.3).
-func (p *prober) client(h nodeview.RegistryHost) *http.Client {
+func (p *prober) client(h nodeview.RegistryHost, plain func(host string) bool) *http.Client {
 	tlsCfg := h.TLS
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -433,11 +456,19 @@ func (p *prober) client(h nodeview.RegistryHost) *http.Client {
 			return p.tr.dial(ctx, addr, tlsCfg)
 		},
 	}
+	policy := registry.CheckRedirect(plain, func(host string) verdict.Role {
+		hn, port, err := net.SplitHostPort(host)
+		if err != nil {
+			hn, port = host, "443"
+		}
+		return p.tr.roleOf(hn, port)
+	})
 	return &http.Client{
 		Transport: &recorder{inner: base, t: p.tr},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= registry.MaxRedirects {
-				return fmt.Errorf("stopped after %d redirects", registry.MaxRedirects)
+			if err := policy(req, via); err != nil {
+				p.tr.refused(via[len(via)-1], req, err)
+				return err
 			}
 			if req.URL.Host != via[0].URL.Host {
 				p.tr.setRole(req.URL.Host, verdict.RoleBlob)
@@ -445,6 +476,19 @@ func (p *prober) client(h nodeview.RegistryHost) *http.Client {
 			return nil
 		},
 	}
+}
+
+// plainHosts is the set of hosts the node's hosts.toml declares plain-http:
+// the only hosts credentials may reach in cleartext (containerd's rule).
+func plainHosts(hosts []nodeview.RegistryHost) func(host string) bool {
+	plain := map[string]bool{}
+	for _, h := range hosts {
+		if h.Scheme == "http" {
+			plain[h.Host] = true
+			plain[registry.Endpoint("http", h.Host)] = true
+		}
+	}
+	return func(host string) bool { return plain[host] || plain[registry.Endpoint("http", host)] }
 }
 
 func hasCap(caps []string, c string) bool {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/redact"
 )
 
 // maxErrorBody bounds how much of an error body is read.
@@ -30,13 +32,16 @@ func ReadErrorBody(body io.Reader) ([]ErrorCode, string) {
 	}
 	if json.Unmarshal(data, &env) == nil && len(env.Errors) > 0 {
 		for i := range env.Errors {
-			env.Errors[i].Code = strings.ToUpper(env.Errors[i].Code)
+			env.Errors[i].Code = redact.String(strings.ToUpper(env.Errors[i].Code))
+			env.Errors[i].Message = redact.String(env.Errors[i].Message)
 		}
 		return env.Errors, ""
 	}
-	text := strings.TrimSpace(string(data))
+	// Redact the whole body before cutting it, so that no secret is cut
+	// into a piece the redactor no longer recognises.
+	text := strings.TrimSpace(redact.String(strings.ToValidUTF8(string(data), "?")))
 	if len(text) > 300 {
-		text = text[:300] + "…"
+		text = strings.ToValidUTF8(text[:300], "") + "…"
 	}
 	return nil, text
 }
@@ -77,7 +82,7 @@ func (e *StatusError) Error() string {
 	} else if e.Body != "" {
 		s += ": " + e.Body
 	}
-	return s
+	return redact.String(s)
 }
 
 // statusCause maps an unexpected status on a registry request to a cause.

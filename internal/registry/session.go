@@ -18,6 +18,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -108,9 +109,16 @@ type Session struct {
 	// Timeout bounds each request's wait for response headers and each
 	// stall of a body. The default is 5s.
 	Timeout time.Duration
+	// PlainHTTP reports whether hosts.toml declares a host plain-http, the
+	// only case where credentials or tokens may go to it in cleartext. The
+	// default allows only Host itself when its scheme is http.
+	PlainHTTP func(host string) bool
+	// OnWarning is told what works but should not (a foreign token realm).
+	OnWarning func(verdict.Warning)
 
 	mu         sync.Mutex
-	authHeader string // "Bearer ..." or "Basic ..."; never logged
+	authHeader string            // "Bearer ..." or "Basic ..." for Host only; never logged
+	hostAuth   map[string]string // tokens other hosts' own challenges issued, by host
 	scope      string
 	challenge  string // last challenge header, for evidence
 }
@@ -157,36 +165,59 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 		}
 	}
 	req.Header.Set("User-Agent", "pullpath (containerd-compatible)")
+	// The session's credentials go to its own host only; another host gets
+	// only what its own challenge issued.
 	s.mu.Lock()
-	if s.authHeader != "" {
-		req.Header.Set("Authorization", s.authHeader)
+	auth := s.authHeader
+	if req.URL.Host != s.Host.Host {
+		auth = s.hostAuth[req.URL.Host]
 	}
 	s.mu.Unlock()
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	return req, nil
 }
 
-// do sends req, answering one 401 challenge. The caller closes the body.
+// do sends a request, answering each host's 401 challenge once: the
+// session's own host with the session's credentials, a host reached by
+// redirect (a blob host) with an anonymous token from its own realm at most,
+// retried on that host directly. The caller closes the body.
 func (s *Session) do(ctx context.Context, method, u, accept string, manifest bool) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		req, err := s.newRequest(ctx, method, u)
+	target := u
+	answered := map[string]bool{}
+	for {
+		req, err := s.newRequest(ctx, method, target)
 		if err != nil {
 			return nil, err
 		}
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
-		resp, err := s.roundTrip(req, s.Host.Role, s.Host.endpoint())
+		role, ep := s.Host.Role, s.Host.endpoint()
+		if req.URL.Host != s.Host.Host {
+			role, ep = verdict.RoleBlob, Endpoint(req.URL.Scheme, req.URL.Host)
+		}
+		resp, err := s.roundTrip(req, role, ep)
 		if err != nil {
 			return nil, err
 		}
-		s.mu.Lock()
-		authorized := s.authHeader != ""
-		s.mu.Unlock()
-		// Answer a challenge once: a 401 to a request that already carried
-		// credentials is the registry's final word (insufficient_scope,
-		// bad token), as it is for containerd.
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && !authorized {
-			hdr := resp.Header.Get("WWW-Authenticate")
+		at := resp.Request.URL
+		if resp.StatusCode != http.StatusUnauthorized || answered[at.Host] {
+			return resp, nil
+		}
+		hdr := resp.Header.Get("WWW-Authenticate")
+		if at.Host == s.Host.Host {
+			// Answer a challenge once: a 401 to a request that already
+			// carried credentials is the registry's final word
+			// (insufficient_scope, bad token), as it is for containerd.
+			s.mu.Lock()
+			authorized := s.authHeader != ""
+			s.mu.Unlock()
+			if authorized {
+				return resp, nil
+			}
+			answered[at.Host] = true
 			s.mu.Lock()
 			s.challenge = hdr
 			s.mu.Unlock()
@@ -196,7 +227,23 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 			}
 			continue
 		}
-		return resp, nil
+		// A host reached by redirect challenges. When the request carried
+		// the registry's token (Go forwards it to the same host and its
+		// subdomains), the 401 is final.
+		if resp.Request.Header.Get("Authorization") != "" {
+			return resp, nil
+		}
+		answered[at.Host] = true
+		drain(resp)
+		s.mu.Lock()
+		_, have := s.hostAuth[at.Host]
+		s.mu.Unlock()
+		if !have {
+			if err := s.authorizeForeign(ctx, hdr, at); err != nil {
+				return nil, err
+			}
+		}
+		target = at.String()
 	}
 }
 
@@ -260,40 +307,20 @@ func isNetTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// RedactError strips the query string of the URL in a *url.Error: signed
-// blob URLs carry their credentials there.
+// RedactError strips the query string of the URL in a *url.Error (signed
+// blob URLs carry their credentials there) and passes the rest of the text
+// through the redactor.
 func RedactError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return &url.Error{Op: ue.Op, URL: RedactURL(ue.URL), Err: ue.Err}
+		return redact.Error(&url.Error{Op: ue.Op, URL: RedactURL(ue.URL), Err: ue.Err})
 	}
-	return err
+	return redact.Error(err)
 }
 
 // RedactURL removes the query string and user info of a URL: signed blob
-// URLs carry their credentials there.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexAny(raw, "?#"); i >= 0 {
-			return raw[:i]
-		}
-		return raw
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		q := u.Query()
-		keep := url.Values{}
-		if ns := q.Get("ns"); ns != "" && len(q) == 1 {
-			keep.Set("ns", ns)
-			u.RawQuery = keep.Encode()
-		} else {
-			u.RawQuery = "REDACTED"
-		}
-	}
-	u.Fragment = ""
-	return u.String()
-}
+// URLs carry their credentials there. A lone ?ns= of a mirror request stays.
+func RedactURL(raw string) string { return redact.Query(raw) }
 
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
