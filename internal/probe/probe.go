@@ -87,11 +87,15 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 		}
 		return nil, fmt.Errorf("the node root %s: %w", o.Root, err)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
 	defer cancel()
 	p := &prober{o: o, rep: &Report{Image: image, Root: o.Root, Platform: o.Platform, Started: time.Now().UTC(),
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
 	err := p.run(ctx, image)
+	if ie := interrupted(parent); ie != nil {
+		p.rep.Interrupted, err = true, ie
+	}
 	p.finish(err)
 	return p.rep, nil
 }
