@@ -79,6 +79,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err := report.CheckFormat(o.output); err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	if o.passwordStdin {
 		if o.username == "" {
 			return usageErrorf("--password-stdin needs --username")
