@@ -510,6 +510,9 @@ func ParseImage(image string) (Image, error) {
 		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
 	}
 	img := Image{Normalized: named.String(), Domain: reference.Domain(named), Repository: reference.Path(named)}
+	if err := checkHostname(img.Domain); err != nil {
+		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w: no resolver was asked", image, err))
+	}
 	if c, ok := named.(reference.Canonical); ok {
 		img.Ref = c.Digest().String()
 	} else if t, ok := named.(reference.Tagged); ok {
