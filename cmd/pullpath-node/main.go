@@ -18,6 +18,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The node agent: monitor links no client-go (internal/depcheck checks
 	// what this binary links); `monitor status` is the full binary's.
+	// The first Ctrl-C cancels the run, which prints its partial report and
+	// exits 130; after it, a second one kills the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args, monitorcmd.NewCmdMonitor)
 	stop()
 	os.Exit(code)

@@ -15,6 +15,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C cancels the run, which prints its partial report and
+	// exits 130; after it, a second one kills the process at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args,
 		clustercmd.NewCmdDiagnose, clustercmd.NewCmdMonitor, labcmd.NewCmdDemo, labcmd.NewCmdLab)
 	stop()

@@ -74,11 +74,8 @@ func (o *explainOptions) run() error {
 	if !ok {
 		return usageErrorf("unknown output format %q: valid formats are %s", o.output, strings.Join(explainFormats(), ", "))
 	}
-	input, err := o.read()
-	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
-	}
-	findings, perr := explain.Explain(input)
+	rep, perr := o.explain()
+	findings := rep.Findings
 	if perr != nil && len(findings) == 0 {
 		return &ExitError{Code: ExitUsage, Err: perr}
 	}
@@ -95,30 +92,32 @@ func (o *explainOptions) run() error {
 	return nil
 }
 
-// read reads the input file, or stdin for "" and "-", up to
-// explain.MaxInputBytes.
-func (o *explainOptions) read() ([]byte, error) {
+// explain streams the input file, or stdin for "" and "-", through
+// explain.ExplainReader. An input it could not read to the end, or lines it
+// could not consider, are an error: "no failure found" is only claimed over
+// input read whole.
+func (o *explainOptions) explain() (explain.Report, error) {
 	var r io.Reader = o.streams.In
 	name := "stdin"
 	if o.file != "" && o.file != "-" {
 		f, err := os.Open(o.file)
 		if err != nil {
-			return nil, fmt.Errorf("reading input: %w", err)
+			return explain.Report{}, fmt.Errorf("reading input: %w", err)
 		}
 		defer f.Close()
 		r, name = f, o.file
 	}
 	if r == nil {
-		return nil, errors.New("reading input: no input given (pass a FILE or pipe text to stdin)")
+		return explain.Report{}, errors.New("reading input: no input given (pass a FILE or pipe text to stdin)")
 	}
-	b, err := io.ReadAll(io.LimitReader(r, explain.MaxInputBytes+1))
+	rep, err := explain.ExplainReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+		return rep, fmt.Errorf("reading %s: %w", name, err)
 	}
-	if len(b) > explain.MaxInputBytes {
-		return nil, fmt.Errorf("reading %s: more than %d bytes", name, explain.MaxInputBytes)
+	if in := rep.Input; in.SkippedLines > 0 {
+		return rep, fmt.Errorf("reading %s: read %d lines (%d bytes), skipped %d: a failure in the skipped lines would not be shown", name, in.Lines, in.Bytes, in.SkippedLines)
 	}
-	return b, nil
+	return rep, nil
 }
 
 // color reports whether text output may use colour: only on a terminal,

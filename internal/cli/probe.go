@@ -79,6 +79,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err := report.CheckFormat(o.output); err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	if o.passwordStdin {
 		if o.username == "" {
 			return usageErrorf("--password-stdin needs --username")
@@ -97,7 +100,7 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	if o.runtimePull {
+	if o.runtimePull && !rep.Interrupted {
 		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})
 	}
 	if o.output == "json" {
@@ -107,6 +110,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	}
 	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: err}
+	}
+	if rep.Interrupted {
+		return &ExitError{Code: ExitInterrupted, Err: errInterrupted}
 	}
 	if !rep.Verdict.OK || (rep.Runtime != nil && rep.Runtime.Error != "" && !rep.Runtime.OK) {
 		return exitCode(ExitFailure)

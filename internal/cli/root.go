@@ -17,6 +17,8 @@ const (
 	ExitFailure  = 1 // a failure was diagnosed
 	ExitUsage    = 2 // usage error or unreadable input
 	ExitInternal = 3 // the tool itself could not run
+	// ExitInterrupted is the exit code of a run cut short by Ctrl-C (128+SIGINT).
+	ExitInterrupted = 130
 )
 
 // Version is set at build time with -ldflags "-X github.com/pullpath/pullpath/internal/cli.Version=...".
@@ -122,6 +124,9 @@ func Run(ctx context.Context, streams Streams, args []string, extra ...Command) 
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if code, ok := interruptedExit(ctx, streams, err); ok {
+		return code
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {

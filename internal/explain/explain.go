@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -21,57 +22,10 @@ type Finding struct {
 // input also holds the failure it stands for. A back-off with no detail
 // anywhere stays, with cause unknown.backoff saying where the detail is.
 // On a parse error it returns the findings from what could be read.
+// ExplainReader does the same for a stream of any size.
 func Explain(input []byte) ([]Finding, error) {
-	msgs, err := Parse(input)
-	return explainMessages(msgs), err
-}
-
-func explainMessages(msgs []Message) []Finding {
-	var findings []Finding
-	index := map[string]int{}
-	for _, m := range msgs {
-		if !pullRelated(m) {
-			continue
-		}
-		r := classify(m.Text, m.Image)
-		if !r.Failed() {
-			continue
-		}
-		if m.Image == "" {
-			m.Image = r.Image
-		}
-		if r.Image == "" {
-			r.Image = m.Image
-		}
-		n := m.Count
-		if n < 1 {
-			n = 1
-		}
-		v := r.Verdict
-		key := strings.Join([]string{r.Image, v.Cause, string(v.Role), v.Endpoint}, "\x00")
-		if i, ok := index[key]; ok {
-			findings[i].Count += n
-			if m.Last.After(findings[i].Message.Last) {
-				findings[i].Message.Last = m.Last
-			}
-			if !m.First.IsZero() && (findings[i].Message.First.IsZero() || m.First.Before(findings[i].Message.First)) {
-				findings[i].Message.First = m.First
-			}
-			continue
-		}
-		m.Text = Redact(m.Text)
-		index[key] = len(findings)
-		findings = append(findings, Finding{Message: m, Result: r, Count: n})
-	}
-	// Drop detail-less back-offs that a detailed failure explains.
-	out := findings[:0]
-	for _, f := range findings {
-		if f.Result.Verdict.Cause == "unknown.backoff" && explained(f, findings) {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
+	rep, err := ExplainReader(bytes.NewReader(input))
+	return rep.Findings, err
 }
 
 // explained reports whether a detailed failure in fs covers the

@@ -13,12 +13,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// MaxInputBytes caps what Parse reads. Event lists and describe output of
-// a busy namespace stay far below it.
+// MaxInputBytes caps what Parse reads, and what ExplainReader reads whole
+// to parse as one structured document. Event lists and describe output of
+// a busy namespace stay far below it; ExplainReader streams larger input
+// line by line.
 const MaxInputBytes = 32 << 20
-
-// maxMessages caps the messages Parse returns from one input.
-const maxMessages = 100000
 
 // Message is one message found in the input, with what the input says
 // about it.
@@ -44,6 +43,8 @@ type Message struct {
 	// First and Last are the first and last occurrence when known.
 	First time.Time `json:"first,omitempty"`
 	Last  time.Time `json:"last,omitempty"`
+	// Line is the input line the message starts on, for plain text.
+	Line int64 `json:"line,omitempty"`
 }
 
 // ErrUnrecognized is returned (wrapped) when the input is in no format
@@ -210,12 +211,12 @@ func parseTextFromJSON(b []byte) ([]Message, error) {
 	var out []Message
 	var walk func(any, int)
 	walk = func(v any, depth int) {
-		if depth > 64 || len(out) >= maxMessages {
+		if depth > 64 {
 			return
 		}
 		switch t := v.(type) {
 		case map[string]any:
-			for _, k := range []string{"msg", "message", "error", "err", "note", "text"} {
+			for _, k := range []string{"msg", "message", "MESSAGE", "error", "err", "note", "text"} {
 				if s, ok := t[k].(string); ok && s != "" && Classify(s).Failed() {
 					out = append(out, Message{Source: "text", Text: s, Count: 1})
 				}
@@ -458,7 +459,7 @@ func parseDescribe(s string) []Message {
 		}
 		waitingReason, waitingMsg = "", ""
 	}
-	for i := 0; i < len(lines) && len(out) < maxMessages; i++ {
+	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t")
 		if line == "" {
 			continue
@@ -622,42 +623,20 @@ func splitColumns(t string) []string {
 // errors.Join newline) is joined to it. A `kubectl get events` table is
 // read by its MESSAGE column.
 func parseText(s string) []Message {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 	var out []Message
-	msgCol, reasonCol, objCol := -1, -1, -1
-	for _, raw := range lines {
-		if len(out) >= maxMessages {
-			break
+	p := newTextParser(func(m Message) { out = append(out, m) })
+	var n int64
+	for s != "" {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
 		}
-		line := strings.TrimRight(raw, " \t\r")
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		// kubectl get events table header.
-		if strings.Contains(line, "REASON") && strings.Contains(line, "MESSAGE") {
-			msgCol = strings.Index(line, "MESSAGE")
-			reasonCol = strings.Index(line, "REASON")
-			objCol = strings.Index(line, "OBJECT")
-			continue
-		}
-		if msgCol > 0 && len(line) > msgCol && line[msgCol-1] == ' ' {
-			m := Message{Source: "event", Text: strings.TrimSpace(line[msgCol:]), Count: 1}
-			if reasonCol >= 0 && objCol > reasonCol && objCol <= len(line) {
-				m.Reason = strings.TrimSpace(line[reasonCol:objCol])
-			}
-			if objCol >= 0 && msgCol > objCol {
-				m.Object = strings.TrimSpace(line[objCol:msgCol])
-			}
-			out = append(out, m)
-			continue
-		}
-		if len(out) > 0 && isContinuation(line, out[len(out)-1].Text) {
-			out[len(out)-1].Text += "\n" + t
-			continue
-		}
-		out = append(out, Message{Source: "text", Text: t, Count: 1})
+		n++
+		p.line(n, line)
 	}
+	p.flush()
 	return out
 }
 

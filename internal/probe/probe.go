@@ -87,11 +87,15 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 		}
 		return nil, fmt.Errorf("the node root %s: %w", o.Root, err)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
 	defer cancel()
 	p := &prober{o: o, rep: &Report{Image: image, Root: o.Root, Platform: o.Platform, Started: time.Now().UTC(),
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
 	err := p.run(ctx, image)
+	if ie := interrupted(parent); ie != nil {
+		p.rep.Interrupted, err = true, ie
+	}
 	p.finish(err)
 	redactReport(p.rep, p.known())
 	return p.rep, nil
@@ -550,6 +554,9 @@ func ParseImage(image string) (Image, error) {
 		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
 	}
 	img := Image{Normalized: named.String(), Domain: reference.Domain(named), Repository: reference.Path(named)}
+	if err := checkHostname(img.Domain); err != nil {
+		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w: no resolver was asked", image, err))
+	}
 	if c, ok := named.(reference.Canonical); ok {
 		img.Ref = c.Digest().String()
 	} else if t, ok := named.(reference.Tagged); ok {

@@ -36,6 +36,9 @@ type Report struct {
 	Runtime  *RuntimePull `json:"runtime,omitempty"`
 	// Proxy is the proxy environment of the node's containerd, when set.
 	Proxy *ProxyInfo `json:"proxy,omitempty"`
+	// Interrupted is true when the probe was cancelled (Ctrl-C) before it
+	// finished: the trace is partial and the verdict unknown.interrupted.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.

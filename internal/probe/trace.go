@@ -512,7 +512,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		st.Status, st.Detail = StatusFailed, registry.RedactError(err).Error()
 		if errors.Is(err, context.Canceled) {
-			st.Status, st.Detail = StatusSkipped, "cancelled after an earlier failure"
+			st.Status, st.Detail = StatusSkipped, cancelledDetail(req.Context())
 		}
 		r.t.addStep(ep, st)
 		return nil, err

@@ -45,6 +45,11 @@ func SelectPlatform(index []byte, p string) (Descriptor, []string, error) {
 			best = d
 		}
 	}
+	if best != nil {
+		if err := checkSize("index entry "+best.Digest.String(), best.Size); err != nil {
+			return Descriptor{}, nil, fmt.Errorf("index: %w", err)
+		}
+	}
 	if best == nil {
 		return Descriptor{}, offered, fmt.Errorf("no match for platform %s in manifest: offered %s", platforms.Format(spec), strings.Join(offered, ", "))
 	}
@@ -61,11 +66,17 @@ func Layers(manifest []byte) ([]Descriptor, error) {
 	if m.Config.Digest == "" {
 		return nil, fmt.Errorf("manifest has no config descriptor")
 	}
+	if err := checkSize("config "+m.Config.Digest.String(), m.Config.Size); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
 	out := make([]Descriptor, 0, len(m.Layers)+1)
 	out = append(out, Descriptor{MediaType: m.Config.MediaType, Digest: m.Config.Digest, Size: m.Config.Size})
 	for _, l := range m.Layers {
 		if l.Digest.Validate() != nil {
 			return nil, fmt.Errorf("manifest names an invalid layer digest %q", l.Digest)
+		}
+		if err := checkSize("layer "+l.Digest.String(), l.Size); err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
 		}
 		out = append(out, Descriptor{MediaType: l.MediaType, Digest: l.Digest, Size: l.Size})
 	}

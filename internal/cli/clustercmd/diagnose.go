@@ -103,6 +103,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if !ok {
 		return cli.UsageErrorf("unknown output %q: want text or json", o.output)
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	if o.cleanup && len(args) > 0 {
 		return cli.UsageErrorf("--cleanup takes no workload")
 	}

@@ -57,12 +57,18 @@ func (o *demoOptions) run(ctx context.Context) error {
 	if err := report.CheckFormat(o.output); err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Options{})
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitInternal, Err: fmt.Errorf("starting the lab: %w", err)}
 	}
 	defer l.Close()
+	if err := checkScenarios(o.only, l.Scenarios); err != nil {
+		return err
+	}
 	labStart := time.Since(start)
 	results := demo.Run(ctx, l, demo.Options{Timeout: o.timeout, Only: o.only})
 	if len(results) == 0 {
