@@ -108,6 +108,9 @@ type Session struct {
 	// Timeout bounds each request's wait for response headers and each
 	// stall of a body. The default is 5s.
 	Timeout time.Duration
+	// SmallMSS, when set, runs the path-MTU test of a stalled blob
+	// download (progress.go). The default is no test.
+	SmallMSS SmallMSSClient
 
 	mu         sync.Mutex
 	authHeader string // "Bearer ..." or "Basic ..."; never logged
@@ -203,13 +206,16 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 // roundTrip runs one request and turns transport failures into step errors.
 // The transport's ResponseHeaderTimeout bounds the wait for headers.
 func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
+	req, cancel := withStall(req)
 	resp, err := s.Client.Do(req)
 	if err != nil {
+		defer cancel(nil)
 		if cerr := req.Context().Err(); cerr != nil {
 			return nil, contextError(cerr, role, endpoint)
 		}
 		return nil, transportError(err, role, endpoint, false)
 	}
+	s.watch(resp, cancel)
 	return resp, nil
 }
 
@@ -367,6 +373,9 @@ func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, err
 	if body {
 		defer resp.Body.Close()
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
+		if ve, ok := verdict.AsError(err); ok {
+			return d, ve
+		}
 		if err != nil {
 			return d, verdict.Wrap("registry.protocol", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), err)
 		}
@@ -493,7 +502,7 @@ func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progres
 	res.Bytes = n
 	res.Duration = time.Since(start)
 	if err != nil {
-		return res, transportError(err, servedRole, servedEP, true)
+		return res, s.blobMTU(ctx, d, transportError(err, servedRole, servedEP, true), n)
 	}
 	if d.Size > 0 && n != d.Size {
 		return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: got %d bytes, want %d", d.Digest, n, d.Size)

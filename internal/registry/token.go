@@ -99,6 +99,9 @@ func (s *Session) bearer(ctx context.Context, c Challenge) error {
 		AccessToken string `json:"access_token"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&tr); err != nil {
+		if ve, ok := verdict.AsError(err); ok {
+			return ve
+		}
 		return verdict.Errorf("auth.token", verdict.RoleAuth, ep, "unable to decode token response: %v", err)
 	}
 	tok := tr.Token
