@@ -245,6 +245,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 			OnRole:  p.tr.setRole,
 			Timeout: p.o.Timeout,
 		}
+		s.SmallMSS = p.smallMSSClient(h)
 		plan = append(plan, planned{sess: s, caps: h.Capabilities})
 	}
 	if len(plan) == 0 {
@@ -415,7 +416,11 @@ func (p *prober) credentials(host string) (*registry.Credentials, error) {
 
 // client builds the HTTP client containerd would use for one plan host: its
 // TLS settings also apply to every redirect target (REFERENCE 0.3).
-func (p *prober) client(h nodeview.RegistryHost) *http.Client {
+func (p *prober) client(h nodeview.RegistryHost) *http.Client { return p.clientMSS(h, false) }
+
+// clientMSS is client; with smallMSS every connection is dialled with a
+// small TCP MSS for the path-MTU test (mtu.go) and its steps say so.
+func (p *prober) clientMSS(h nodeview.RegistryHost, smallMSS bool) *http.Client {
 	tlsCfg := h.TLS
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -427,14 +432,24 @@ func (p *prober) client(h nodeview.RegistryHost) *http.Client {
 		IdleConnTimeout:       30 * time.Second,
 		DisableCompression:    true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if smallMSS {
+				return p.tr.dialSmallMSS(ctx, addr, nil)
+			}
 			return p.tr.dial(ctx, addr, nil)
 		},
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if smallMSS {
+				return p.tr.dialSmallMSS(ctx, addr, tlsCfg)
+			}
 			return p.tr.dial(ctx, addr, tlsCfg)
 		},
 	}
+	rec := &recorder{inner: base, t: p.tr}
+	if smallMSS {
+		rec.note = fmt.Sprintf(" (TCP_MAXSEG %d)", netpath.SmallMSS)
+	}
 	return &http.Client{
-		Transport: &recorder{inner: base, t: p.tr},
+		Transport: rec,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= registry.MaxRedirects {
 				return fmt.Errorf("stopped after %d redirects", registry.MaxRedirects)
