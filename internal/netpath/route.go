@@ -42,6 +42,12 @@ type ConnResult struct {
 // namespace, with a deadline of timeout (DefaultDialTimeout when zero)
 // capped by ctx, and records the route the kernel picks for it.
 func Connect(ctx context.Context, addr netip.AddrPort, timeout time.Duration) ConnResult {
+	return connect(ctx, addr, timeout, 0)
+}
+
+// connect is Connect with the socket's TCP_MAXSEG set to mss before the
+// SYN is sent (0: the kernel's default).
+func connect(ctx context.Context, addr netip.AddrPort, timeout time.Duration, mss int) ConnResult {
 	res := ConnResult{Addr: addr}
 	if timeout <= 0 {
 		timeout = DefaultDialTimeout
@@ -50,6 +56,9 @@ func Connect(ctx context.Context, addr netip.AddrPort, timeout time.Duration) Co
 	res.Iface, res.Gateway, res.RouteErr = rt.iface, rt.gateway, rt.err
 	start := time.Now()
 	d := net.Dialer{Timeout: timeout}
+	if mss > 0 {
+		d.Control = mssControl(mss)
+	}
 	conn, err := d.DialContext(ctx, "tcp", addr.String())
 	res.Duration = time.Since(start)
 	if err != nil {

@@ -263,6 +263,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 			PlainHTTP: plainHTTP,
 			OnWarning: p.tr.foreign,
 		}
+		s.SmallMSS = p.smallMSSClient(h, plainHTTP)
 		plan = append(plan, planned{sess: s, caps: h.Capabilities})
 		p.sessions = append(p.sessions, s)
 	}
@@ -443,6 +444,12 @@ func (p *prober) credentials(host string) (*registry.Credentials, error) {
 // client builds the HTTP client containerd would use for one plan host: its
 // TLS settings also apply to every redirect target (REFERENCE 0.3).
 func (p *prober) client(h nodeview.RegistryHost, plain func(host string) bool) *http.Client {
+	return p.clientMSS(h, plain, false)
+}
+
+// clientMSS is client; with smallMSS every connection is dialled with a
+// small TCP MSS for the path-MTU test (mtu.go) and its steps say so.
+func (p *prober) clientMSS(h nodeview.RegistryHost, plain func(host string) bool, smallMSS bool) *http.Client {
 	tlsCfg := h.TLS
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -454,9 +461,15 @@ func (p *prober) client(h nodeview.RegistryHost, plain func(host string) bool) *
 		IdleConnTimeout:       30 * time.Second,
 		DisableCompression:    true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if smallMSS {
+				return p.tr.dialSmallMSS(ctx, addr, nil)
+			}
 			return p.tr.dial(ctx, addr, nil)
 		},
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if smallMSS {
+				return p.tr.dialSmallMSS(ctx, addr, tlsCfg)
+			}
 			return p.tr.dial(ctx, addr, tlsCfg)
 		},
 	}
@@ -467,8 +480,12 @@ func (p *prober) client(h nodeview.RegistryHost, plain func(host string) bool) *
 		}
 		return p.tr.roleOf(hn, port)
 	})
+	rec := &recorder{inner: base, t: p.tr}
+	if smallMSS {
+		rec.note = fmt.Sprintf(" (TCP_MAXSEG %d)", netpath.SmallMSS)
+	}
 	return &http.Client{
-		Transport: &recorder{inner: base, t: p.tr},
+		Transport: rec,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if err := policy(req, via); err != nil {
 				p.tr.refused(via[len(via)-1], req, err)

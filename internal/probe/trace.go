@@ -37,7 +37,8 @@ type tracer struct {
 	dns      map[string]*dnsEntry
 	warnings []verdict.Warning
 	seenWarn map[string]bool
-	claimed  map[string]bool // endpoint key + step name: recorded once
+	claimed  map[string]bool     // endpoint key + step name: recorded once
+	mtu      map[string]*mtuTest // endpoint: its path-MTU test (mtu.go)
 }
 
 type dnsEntry struct {
@@ -252,7 +253,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 	if tlsCfg == nil {
 		return conn, nil
 	}
-	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg)
+	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg, true)
 }
 
 func blockedBy(err error) string {
@@ -319,7 +320,11 @@ func (t *tracer) connect(ctx context.Context, host string, port int, ep *Endpoin
 }
 
 // handshake is step 3: TLS with the node's trust store for this host.
-func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *Endpoint, endpoint string, role verdict.Role, tlsCfg *tls.Config) (net.Conn, error) {
+//
+// direct says conn is a TCP connection to host itself (not a tunnel through
+// a proxy): only then does a handshake timeout get the path-MTU test
+// (mtu.go).
+func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *Endpoint, endpoint string, role verdict.Role, tlsCfg *tls.Config, direct bool) (net.Conn, error) {
 	cfg := tlsCfg.Clone()
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
@@ -348,6 +353,9 @@ func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *
 		conn.Close()
 		e := *tr.Err
 		e.Role, e.Endpoint = role, endpoint
+		if direct && e.Cause == "tls.timeout" {
+			return nil, t.mtuHandshake(ctx, conn.RemoteAddr(), host, ep, endpoint, role, cfg, &e)
+		}
 		return nil, &e
 	}
 	return tr.Conn, nil
@@ -397,7 +405,7 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 			pcfg = tlsCfg.Clone()
 		}
 		pcfg.ServerName = phost
-		if conn, err = t.handshake(ctx, conn, phost, pep, pendpoint, verdict.RoleProxy, pcfg); err != nil {
+		if conn, err = t.handshake(ctx, conn, phost, pep, pendpoint, verdict.RoleProxy, pcfg, false); err != nil {
 			return nil, proxyErr("%v", err)
 		}
 	}
@@ -442,7 +450,7 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 	if tlsCfg == nil {
 		return conn, nil
 	}
-	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg)
+	return t.handshake(ctx, conn, host, ep, endpoint, role, tlsCfg, false)
 }
 
 func routeDetail(r netpath.ConnResult) string {
@@ -484,6 +492,9 @@ func (c *idleConn) Read(p []byte) (int, error) {
 type recorder struct {
 	inner http.RoundTripper
 	t     *tracer
+	// note follows every target this recorder records (the path-MTU
+	// test's " (TCP_MAXSEG 536)").
+	note string
 }
 
 var _ http.RoundTripper = (*recorder)(nil)
@@ -504,7 +515,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if u := strings.Index(path, req.URL.Host); u >= 0 {
 		path = path[u+len(req.URL.Host):]
 	}
-	st := Step{Name: "http", Target: req.Method + " " + path, Millis: ms(time.Since(start))}
+	st := Step{Name: "http", Target: req.Method + " " + path + r.note, Millis: ms(time.Since(start))}
 	if err != nil {
 		if _, ok := verdict.AsError(err); ok {
 			// The dialer already recorded the failing step.

@@ -115,6 +115,9 @@ type Session struct {
 	PlainHTTP func(host string) bool
 	// OnWarning is told what works but should not (a foreign token realm).
 	OnWarning func(verdict.Warning)
+	// SmallMSS, when set, runs the path-MTU test of a stalled blob
+	// download (progress.go). The default is no test.
+	SmallMSS SmallMSSClient
 
 	mu         sync.Mutex
 	authHeader string            // "Bearer ..." or "Basic ..." for Host only; never logged
@@ -250,13 +253,16 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 // roundTrip runs one request and turns transport failures into step errors.
 // The transport's ResponseHeaderTimeout bounds the wait for headers.
 func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
+	req, cancel := withStall(req)
 	resp, err := s.Client.Do(req)
 	if err != nil {
+		defer cancel(nil)
 		if cerr := req.Context().Err(); cerr != nil {
 			return nil, contextError(cerr, role, endpoint)
 		}
 		return nil, transportError(err, role, endpoint, false)
 	}
+	s.watch(resp, cancel)
 	return resp, nil
 }
 
@@ -394,6 +400,9 @@ func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, err
 	if body {
 		defer resp.Body.Close()
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
+		if ve, ok := verdict.AsError(err); ok {
+			return d, ve
+		}
 		if err != nil {
 			return d, verdict.Wrap("registry.protocol", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), err)
 		}
@@ -520,7 +529,7 @@ func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progres
 	res.Bytes = n
 	res.Duration = time.Since(start)
 	if err != nil {
-		return res, transportError(err, servedRole, servedEP, true)
+		return res, s.blobMTU(ctx, d, transportError(err, servedRole, servedEP, true), n)
 	}
 	if d.Size > 0 && n != d.Size {
 		return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: got %d bytes, want %d", d.Digest, n, d.Size)

@@ -164,6 +164,9 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 		AccessToken string `json:"access_token"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTokenBody)).Decode(&tr); err != nil {
+		if ve, ok := verdict.AsError(err); ok {
+			return "", ve
+		}
 		return "", verdict.Errorf("auth.token", verdict.RoleAuth, ep, "unable to decode token response: %v", redact.Error(err))
 	}
 	tok := tr.Token
