@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,6 +23,9 @@ type record struct {
 	Cause     string `json:"cause"`
 	Role      string `json:"role"`
 	Host      string `json:"host"`
+	// Split is "train" for a record whose thread hashes to the dev set
+	// but that a rule was written against (see devSplit).
+	Split string `json:"split,omitempty"`
 }
 
 func loadCorpus(tb testing.TB) []record {
@@ -60,63 +64,129 @@ func loadCorpus(tb testing.TB) []record {
 	return out
 }
 
-// TestCorpus classifies every corpus record and asserts layer, cause, role
-// and host. It logs the accuracy per layer, for real and synthetic
-// records apart, and fails on any wrong record.
+// thread returns the discussion a record's source belongs to: the URL
+// without fragment and query, and for a GitHub issue, pull request or
+// discussion the URL cut after its number, so that every comment of one
+// thread lands on the same side of the split.
+func thread(source string) string {
+	s := source
+	if i := strings.IndexAny(s, "#?"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSuffix(s, "/")
+	if rest, ok := strings.CutPrefix(s, "https://github.com/"); ok {
+		// owner/repo/issues/N[/...]
+		if f := strings.SplitN(rest, "/", 5); len(f) >= 4 && (f[2] == "issues" || f[2] == "pull" || f[2] == "discussions") {
+			return "https://github.com/" + strings.Join(f[:4], "/")
+		}
+	}
+	return s
+}
+
+// devSplit reports whether a record is in the dev set, on which no rule
+// is written: a real record whose thread's FNV-1a hash is 0 mod 4 (about a
+// quarter of the threads), unless it is marked split "train" because a
+// rule was written while looking at it.
+func devSplit(r record) bool {
+	if r.Synthetic || r.Split == "train" {
+		return false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(thread(r.Source)))
+	return h.Sum32()%4 == 0
+}
+
+// devFloor is the dev-set accuracy (layer right, in percent) below which
+// TestCorpus fails: the figure measured when it was last raised, rounded
+// down (testdata/README.md keeps the history).
+const devFloor = 0.0
+
+// tally counts records and right answers for one layer.
+type tally struct{ n, layerOK, exactOK int }
+
+func pct(ok, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(ok)/float64(n))
+}
+
+// TestCorpus classifies every corpus record. Training records (and
+// synthetic ones) must be exactly right: layer, cause, role and host; a
+// wrong one fails with its text. Dev records are only counted, per layer,
+// with layer accuracy and exact accuracy, and never printed, so that no
+// rule is written against them; the test fails when dev layer accuracy
+// falls below devFloor.
 func TestCorpus(t *testing.T) {
 	recs := loadCorpus(t)
-	type tally struct{ real, realOK, synth, synthOK int }
-	byLayer := map[string]*tally{}
+	train, dev := map[string]*tally{}, map[string]*tally{}
+	add := func(m map[string]*tally, layer string, layerOK, exactOK bool) {
+		tl := m[layer]
+		if tl == nil {
+			tl = &tally{}
+			m[layer] = tl
+		}
+		tl.n++
+		if layerOK {
+			tl.layerOK++
+		}
+		if exactOK {
+			tl.exactOK++
+		}
+	}
 	wrong := 0
 	for i, r := range recs {
 		res := Classify(r.Msg)
 		g := record{Layer: string(res.Verdict.Layer), Cause: res.Verdict.Cause, Role: string(res.Verdict.Role), Host: res.Host}
 		ok := g.Layer == r.Layer && g.Cause == r.Cause && g.Role == r.Role && g.Host == r.Host
-		tl := byLayer[r.Layer]
-		if tl == nil {
-			tl = &tally{}
-			byLayer[r.Layer] = tl
+		if devSplit(r) {
+			add(dev, r.Layer, g.Layer == r.Layer, ok)
+			continue
 		}
-		if r.Synthetic {
-			tl.synth++
-		} else {
-			tl.real++
-		}
+		add(train, r.Layer, g.Layer == r.Layer, ok)
 		if ok {
-			if r.Synthetic {
-				tl.synthOK++
-			} else {
-				tl.realOK++
-			}
 			continue
 		}
 		wrong++
 		t.Errorf("record %d (%s)\nClassify(%q)\n = layer %q cause %q role %q host %q\nwant layer %q cause %q role %q host %q",
 			i+1, r.Source, r.Msg, g.Layer, g.Cause, g.Role, g.Host, r.Layer, r.Cause, r.Role, r.Host)
 	}
-	layers := make([]string, 0, len(byLayer))
-	for l := range byLayer {
-		layers = append(layers, l)
+	layers := map[string]bool{}
+	for l := range train {
+		layers[l] = true
 	}
-	sort.Slice(layers, func(i, j int) bool {
-		return verdict.Layer(layers[i]).Rank() < verdict.Layer(layers[j]).Rank() || verdict.Layer(layers[i]).Rank() == verdict.Layer(layers[j]).Rank() && layers[i] < layers[j]
+	for l := range dev {
+		layers[l] = true
+	}
+	order := make([]string, 0, len(layers))
+	for l := range layers {
+		order = append(order, l)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		ri, rj := verdict.Layer(order[i]).Rank(), verdict.Layer(order[j]).Rank()
+		return ri < rj || ri == rj && order[i] < order[j]
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "corpus: %d records, %d wrong\n%-9s %6s %8s %6s %8s\n", len(recs), wrong, "layer", "real", "accuracy", "synth", "accuracy")
-	pct := func(ok, n int) string {
-		if n == 0 {
-			return "-"
+	fmt.Fprintf(&b, "corpus: %d records, %d wrong on the training side\n", len(recs), wrong)
+	fmt.Fprintf(&b, "%-9s %6s %7s | %5s %7s %7s\n", "layer", "train", "exact", "dev", "layer", "exact")
+	var tt, dt tally
+	for _, l := range order {
+		a, d := train[l], dev[l]
+		if a == nil {
+			a = &tally{}
 		}
-		return fmt.Sprintf("%.1f%%", 100*float64(ok)/float64(n))
+		if d == nil {
+			d = &tally{}
+		}
+		fmt.Fprintf(&b, "%-9s %6d %7s | %5d %7s %7s\n", l, a.n, pct(a.exactOK, a.n), d.n, pct(d.layerOK, d.n), pct(d.exactOK, d.n))
+		tt.n, tt.exactOK = tt.n+a.n, tt.exactOK+a.exactOK
+		dt.n, dt.layerOK, dt.exactOK = dt.n+d.n, dt.layerOK+d.layerOK, dt.exactOK+d.exactOK
 	}
-	var tr, trOK, ts, tsOK int
-	for _, l := range layers {
-		tl := byLayer[l]
-		fmt.Fprintf(&b, "%-9s %6d %8s %6d %8s\n", l, tl.real, pct(tl.realOK, tl.real), tl.synth, pct(tl.synthOK, tl.synth))
-		tr, trOK, ts, tsOK = tr+tl.real, trOK+tl.realOK, ts+tl.synth, tsOK+tl.synthOK
-	}
-	fmt.Fprintf(&b, "%-9s %6d %8s %6d %8s\n", "all", tr, pct(trOK, tr), ts, pct(tsOK, ts))
+	fmt.Fprintf(&b, "%-9s %6d %7s | %5d %7s %7s\n", "all", tt.n, pct(tt.exactOK, tt.n), dt.n, pct(dt.layerOK, dt.n), pct(dt.exactOK, dt.n))
 	t.Log("\n" + b.String())
+	if dt.n > 0 && 100*float64(dt.layerOK)/float64(dt.n) < devFloor {
+		t.Errorf("dev-set layer accuracy %s is below the floor %.1f%%", pct(dt.layerOK, dt.n), devFloor)
+	}
 }
 
 // TestCorpusCitesSources checks every real record names a public source
@@ -152,4 +222,28 @@ func BenchmarkClassify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "msgs/s")
+}
+
+func TestThread(t *testing.T) {
+	tests := []struct{ source, want string }{
+		{"https://github.com/containerd/containerd/issues/1568#issuecomment-12", "https://github.com/containerd/containerd/issues/1568"},
+		{"https://github.com/cri-o/cri-o/pull/77/files", "https://github.com/cri-o/cri-o/pull/77"},
+		{"https://github.com/k3s-io/k3s/discussions/5/", "https://github.com/k3s-io/k3s/discussions/5"},
+		{"https://learn.microsoft.com/en-us/x?tabs=a#b", "https://learn.microsoft.com/en-us/x"},
+		{"https://github.com/o/r/blob/main/README.md", "https://github.com/o/r/blob/main/README.md"},
+	}
+	for _, tt := range tests {
+		if got := thread(tt.source); got != tt.want {
+			t.Errorf("thread(%q) = %q, want %q", tt.source, got, tt.want)
+		}
+	}
+	// Two comments of one thread are on the same side.
+	a := record{Source: "https://github.com/o/r/issues/9#issuecomment-1"}
+	b := record{Source: "https://github.com/o/r/issues/9#issuecomment-2"}
+	if devSplit(a) != devSplit(b) {
+		t.Errorf("devSplit differs between two comments of one thread")
+	}
+	if devSplit(record{Source: "synthetic: x", Synthetic: true}) {
+		t.Errorf("a synthetic record is in the dev set")
+	}
 }
