@@ -192,6 +192,48 @@ func bareStatusAfterURL(s string, urls []foundURL) bool {
 	return false
 }
 
+// proxyReasonAfterURL reports whether the chain ends in `Get <url>: <Reason
+// Phrase>`: Go's transport returns the reason phrase of a proxy's non-200
+// answer to CONNECT as the error text, whatever words the proxy chose
+// ("AuthorizedOnly", "Forbidden by policy"). A reason phrase is one to
+// five capitalised words of letters; a registry's own answer never reads
+// like that (it comes with a status code or a lower-case error code).
+func proxyReasonAfterURL(s string) bool {
+	i := lastIndexAny(s, "Get ", "Head ", "GET ", "HEAD ")
+	if i < 0 {
+		return false
+	}
+	rest := s[i:]
+	j := strings.LastIndex(rest, ": ")
+	if j < 0 {
+		return false
+	}
+	// Between the method and the reason only the URL, quoted or not (a
+	// pasted "https: /host" counts as one).
+	u := rest[strings.IndexByte(rest, ' ')+1 : j]
+	u = strings.Trim(u, `"`)
+	u = strings.Replace(u, "s: /", "s://", 1)
+	if !strings.HasPrefix(u, "http") || strings.ContainsAny(u, " ") {
+		return false
+	}
+	reason := strings.TrimRight(rest[j+2:], " .\"')]}")
+	if len(reason) < 3 || len(reason) > 40 || reason[0] < 'A' || reason[0] > 'Z' || reason == "EOF" {
+		return false
+	}
+	words := 1
+	for k := 0; k < len(reason); k++ {
+		c := reason[k]
+		switch {
+		case c == ' ':
+			words++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return words <= 5
+}
+
 // hasEmptyLabel reports whether a host name has an empty label (a leading,
 // trailing or doubled dot), as a name cut out of a pasted URL leaves it.
 func hasEmptyLabel(h string) bool {
@@ -242,7 +284,7 @@ func unwrapOuter(s string, t *txt) outer {
 	}
 	if i := indexIf(t, "back-off pulling image "); i >= 0 {
 		o.kubelet = true
-		rest := afterQuoted(s, i+len("back-off pulling image "))
+		rest := cutKlogTail(afterQuoted(s, i+len("back-off pulling image ")))
 		if isEmptyDetail(rest) {
 			o.cause = "unknown.backoff"
 			return o
@@ -277,6 +319,22 @@ func unwrapOuter(s string, t *txt) outer {
 		o.kubelet = true
 	}
 	return o
+}
+
+// cutKlogTail cuts the key/value pairs a structured kubelet log line puts
+// after its err="..." value (` pod="ns/name" podUID=...`, ` image="..."`):
+// they name the pod, not the failure.
+func cutKlogTail(d string) string {
+	best := -1
+	for _, k := range []string{`" pod=`, `" poduid=`, `" podUID=`, `" image=`, `" containerName=`} {
+		if i := strings.Index(d, k); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return d
+	}
+	return d[:best+1]
 }
 
 // isEmptyDetail reports whether a detail carries nothing but kubelet
@@ -319,7 +377,7 @@ func afterQuoted(s string, i int) string {
 func findImage(s string, t *txt) string {
 	l := t.l
 	if !t.h.any(psImageHint) {
-		return ""
+		return leadingRef(s)
 	}
 	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
@@ -332,11 +390,20 @@ func findImage(s string, t *txt) string {
 		}
 	}
 	for _, pre := range []string{"failed to pull image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
-		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
+		"trying to pull repository ", "pulling repository ", "trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://",
+		"reading manifest ", "suggest the author of "} {
 		if !t.has(pre) {
 			continue
 		}
 		if w, off := wordAfter(s, l, pre); w != "" && plausibleRef(w) {
+			if pre == "trying to pull " && w == "repository" {
+				continue
+			}
+			if (pre == "trying to pull repository " || pre == "pulling repository ") && !hasDomain(w) {
+				// Docker 1.x names the repository without its registry
+				// ("Status 403 trying to pull repository library/x").
+				continue
+			}
 			w = strings.TrimSuffix(w, "...")
 			if pre == "manifest for " && !strings.HasPrefix(l[off+len(w):], " not found") {
 				continue
@@ -359,7 +426,60 @@ func findImage(s string, t *txt) string {
 			return w
 		}
 	}
-	return ""
+	if img := engineAPIImage(l); img != "" {
+		return img
+	}
+	return leadingRef(s)
+}
+
+// hasDomain reports whether a reference starts with a registry domain
+// (a first component with a dot or a port, or localhost).
+func hasDomain(ref string) bool {
+	i := strings.IndexByte(ref, '/')
+	if i < 0 {
+		return false
+	}
+	d := ref[:i]
+	return strings.ContainsAny(d, ".:") || d == "localhost"
+}
+
+// engineAPIImage returns the image of a Docker Engine API URL that a
+// client printed (`.../images/create?tag=1&fromImage=registry%3A5000%2Fapp:`),
+// or "".
+func engineAPIImage(l string) string {
+	i := strings.Index(l, "/images/create?")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(l[i:], "fromimage=")
+	if j < 0 {
+		return ""
+	}
+	v := l[i+j+len("fromimage="):]
+	if k := strings.IndexAny(v, "& \"'"); k >= 0 {
+		v = v[:k]
+	}
+	v = strings.TrimRight(v, ":")
+	ref, err := url.QueryUnescape(v)
+	if err != nil || !plausibleRef(ref) {
+		return ""
+	}
+	return ref
+}
+
+// leadingRef returns the reference a client error starts with
+// (`docker.io/library/openjdk: toomanyrequests: ...`): a first token with
+// a registry domain, followed by ": ".
+func leadingRef(s string) string {
+	i := strings.Index(s, ": ")
+	if i <= 0 || strings.ContainsAny(s[:i], " \"'") {
+		return ""
+	}
+	ref := s[:i]
+	if !hasDomain(ref) || !plausibleRef(ref) || strings.Contains(ref, "://") {
+		return ""
+	}
+	return ref
 }
 
 // splitAggregate splits the kubelet's aggregate of several credentials'
@@ -421,7 +541,7 @@ func analyze(s string, t *txt, image string) part {
 			break
 		}
 	}
-	blobCtx := t.h.any(pc0)
+	blobCtx := t.h.any(pc0) || t.h.any(pcEOF) && !isResolving(t)
 	authCtx := t.h.any(pc1)
 	p.anon = t.has("anonymous")
 
@@ -461,8 +581,14 @@ func analyze(s string, t *txt, image string) part {
 				continue
 			}
 			if w, _ := wordAfter(s, l, pre); w != "" {
-				if h, port := hostToken(w); validHost(h) && !isIP(h) || h == "localhost" {
+				// containerd names the host it pulled from, an address too;
+				// the other wordings name a registry only by its name.
+				if h, port := hostToken(w); validHost(h) && (!isIP(h) || pre == "pulling from host ") || h == "localhost" {
 					p.host, p.port = h, port
+					if pre == "pulling from host " && image != "" && !sameRegistry(h, imageDomain(image)) {
+						// Not the image's registry: a mirror from hosts.toml.
+						p.role = verdict.RoleMirror
+					}
 					if p.role == verdict.RoleNone {
 						p.role = roleOfHost(h)
 					}
@@ -490,7 +616,7 @@ func analyze(s string, t *txt, image string) part {
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
 	p.cause = detectCause(t, status, p.role, downloading)
-	if (isProxyRefusal(s) || bareStatusAfterURL(s, urls)) && (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) {
+	if (isProxyRefusal(s) || bareStatusAfterURL(s, urls) || proxyReasonAfterURL(s)) && (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) {
 		p.cause = "route.proxy"
 	}
 
@@ -552,6 +678,12 @@ func analyze(s string, t *txt, image string) part {
 	p.hub = sameRegistry(p.host, "docker.io") || p.host == "auth.docker.io" || image != "" && sameRegistry(imageDomain(image), "docker.io")
 	p.evidence = evidenceOf(s, l)
 	return p
+}
+
+// isResolving reports whether the chain is about resolving the reference
+// (the manifest request or the ping), with no layer download named.
+func isResolving(t *txt) bool {
+	return t.h.any(pcResolve) && !t.h.any(pc0)
 }
 
 // roleOfHostCtx decides the role of a host named only by a DNS lookup.
@@ -658,6 +790,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "runtime.error"
 	case isDiskFull(t):
 		return "runtime.disk"
+	case isKubeletThrottle(t):
+		return "runtime.throttled"
 	case isDigest(t):
 		return "transfer.digest"
 	case isSize(t):
@@ -709,14 +843,16 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		}
 		return "route.timeout"
 	case isReadTimeout(t):
-		if blob {
+		if blob || t.has("cancel pulling image") {
+			// containerd's (and dockershim's) no-progress watchdog
+			// cancels a running download.
 			return "transfer.timeout"
 		}
 		return "route.timeout"
 	case isTLSOther(t):
 		return "tls.handshake"
 	case isReset(t):
-		if blob || t.has("unexpected eof") {
+		if blob || t.has("unexpected eof") && !isResolving(t) {
 			return "transfer.reset"
 		}
 		return "route.reset"
@@ -744,6 +880,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "transfer.status"
 	case isNameUnknown(t):
 		return "manifest.name-unknown"
+	case isV1NotFound(t):
+		return "authz.denied-or-missing"
 	case isManifestUnknown(t):
 		return "manifest.unknown"
 	}
@@ -761,7 +899,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.status"
 		}
 		return "manifest.unknown"
-	case status >= 400 || t.h.any(pc6):
+	case status >= 400 || t.h.any(pc6) || isHTMLAnswer(t):
 		if role == verdict.RoleBlob {
 			return "transfer.status"
 		}
@@ -782,7 +920,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "transfer.timeout"
 	case isDeadline(t):
 		return "unknown.deadline"
-	case t.h.any(pc7):
+	case t.h.any(pc7) || isCanceled(t):
 		return "unknown"
 	}
 	return ""
@@ -987,7 +1125,16 @@ func tlsHost(s, l string) string {
 // plausibleRef reports whether s can be an image reference: no spaces,
 // no placeholder brackets.
 func plausibleRef(s string) bool {
-	return s != "" && len(s) < 512 && !strings.ContainsAny(s, " <>{}\"'`")
+	if s == "" || len(s) >= 512 || strings.ContainsAny(s, " <>{}\"'`") {
+		return false
+	}
+	// An archive the client writes to is a file, not a reference.
+	for _, ext := range []string{".tar", ".tar.gz", ".tgz"} {
+		if len(s) > len(ext) && strings.EqualFold(s[len(s)-len(ext):], ext) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolvedRef returns the reference containerd says it resolved, the
@@ -1004,24 +1151,27 @@ var (
 	psImageHint = newSet("failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
 		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
-		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
-	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
-	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
-	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
-	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
-	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
-	pc4    = newSet("awaiting response headers", "while awaiting headers")
-	pc5    = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
-	pc6    = newSet("unexpected status", "unexpected http status", "received unexpected http status")
-	pc7    = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
-	pc8    = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
-	pc9    = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
-	pc10   = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
-	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
-	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
-	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
-	pc15   = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
-	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ",
+		"pulling repository ", "trying to pull repository ", "suggest the author of ", "/images/create?")
+	psDial    = newSet("dial tcp", "connecting to ", "connect to ", "->")
+	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer")
+	pcEOF     = newSet("unexpected eof")
+	pcResolve = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
+	pc1       = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
+	pc2       = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+	pc3       = newSet("media type", "mediatype", "schema 1", "schema1")
+	pc4       = newSet("awaiting response headers", "while awaiting headers")
+	pc5       = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+	pc6       = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+	pc7       = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+	pc8       = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
+	pc9       = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+	pc10      = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+	pc11      = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
+	pc12      = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+	pc13      = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc15      = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
+	pc14      = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
 )
 
 // describeCache holds verdict.Describe per cause and role with a
