@@ -59,16 +59,28 @@ func classify(msg, imageHint string) Result {
 			p.runtime = "cri-o"
 		}
 	default:
-		parts := splitAggregate(o.detail)
+		dl := ""
+		tail := len(o.detail) <= len(s) && s[len(s)-len(o.detail):] == o.detail
+		if tail {
+			dl = l[len(s)-len(o.detail):]
+		} else {
+			dl = lowerASCII(o.detail)
+		}
+		var oneP, oneL [1]string
+		parts, lower := splitAggregate(o.detail, dl)
+		if parts == nil {
+			oneP[0], oneL[0] = o.detail, dl
+			parts, lower = oneP[:], oneL[:]
+		}
 		best := -1
 		all := make([]part, len(parts))
 		for i, d := range parts {
 			var pt *txt
-			if len(parts) == 1 && len(d) <= len(s) && s[len(s)-len(d):] == d {
+			if len(parts) == 1 && tail && len(d) == len(o.detail) {
 				// The detail is the tail of the message: reuse its scan.
-				pt = &txt{l: l[len(s)-len(d):], h: full.h}
+				pt = &txt{l: lower[i], h: full.h}
 			} else {
-				pt = newTxt(lowerASCII(d))
+				pt = newTxt(lower[i])
 			}
 			all[i] = analyze(d, pt, o.image)
 			if best < 0 || verdict.LayerOf(all[i].cause).Rank() > verdict.LayerOf(all[best].cause).Rank() {
@@ -199,30 +211,23 @@ func bareStatusAfterURL(s string, urls []foundURL) bool {
 // five capitalised words of letters; a registry's own answer never reads
 // like that (it comes with a status code or a lower-case error code).
 func proxyReasonAfterURL(s string) bool {
-	i := lastIndexAny(s, "Get ", "Head ", "GET ", "HEAD ")
-	if i < 0 {
+	// The tail first (cheap, and it rules out nearly every message): the
+	// text after the last ": ", at most 40 bytes.
+	e := strings.TrimRight(s, " .\"')]}")
+	k := len(e)
+	for k > 0 && len(e)-k <= 41 && e[k-1] != ':' {
+		k--
+	}
+	if k == 0 || e[k-1] != ':' || k >= len(e) || e[k] != ' ' {
 		return false
 	}
-	rest := s[i:]
-	j := strings.LastIndex(rest, ": ")
-	if j < 0 {
-		return false
-	}
-	// Between the method and the reason only the URL, quoted or not (a
-	// pasted "https: /host" counts as one).
-	u := rest[strings.IndexByte(rest, ' ')+1 : j]
-	u = strings.Trim(u, `"`)
-	u = strings.Replace(u, "s: /", "s://", 1)
-	if !strings.HasPrefix(u, "http") || strings.ContainsAny(u, " ") {
-		return false
-	}
-	reason := strings.TrimRight(rest[j+2:], " .\"')]}")
+	reason := e[k+1:]
 	if len(reason) < 3 || len(reason) > 40 || reason[0] < 'A' || reason[0] > 'Z' || reason == "EOF" {
 		return false
 	}
 	words := 1
-	for k := 0; k < len(reason); k++ {
-		c := reason[k]
+	for i := 0; i < len(reason); i++ {
+		c := reason[i]
 		switch {
 		case c == ' ':
 			words++
@@ -231,7 +236,20 @@ func proxyReasonAfterURL(s string) bool {
 			return false
 		}
 	}
-	return words <= 5
+	if words > 5 {
+		return false
+	}
+	// Between the method and the reason only the URL, quoted or not (a
+	// pasted "https: /host" counts as one).
+	rest := e[:k-1]
+	i := lastIndexAny(rest, "Get ", "Head ", "GET ", "HEAD ")
+	if i < 0 {
+		return false
+	}
+	u := rest[i+strings.IndexByte(rest[i:], ' ')+1:]
+	u = strings.Trim(u, `"`)
+	u = strings.Replace(u, "s: /", "s://", 1)
+	return strings.HasPrefix(u, "http") && !strings.ContainsAny(u, " ")
 }
 
 // hasEmptyLabel reports whether a host name has an empty label (a leading,
@@ -483,33 +501,40 @@ func leadingRef(s string) string {
 }
 
 // splitAggregate splits the kubelet's aggregate of several credentials'
-// errors, `[err1, err2]`, into its parts.
-func splitAggregate(d string) []string {
-	t := strings.TrimSpace(d)
+// errors, `[err1, err2]`, into its parts. dl is the lowercase copy of d
+// (same offsets); each part comes with its lowercase copy, sliced from dl,
+// so that no part is lowercased again. A text that is no aggregate gives
+// nil: it is its own single part.
+func splitAggregate(d, dl string) (parts, lower []string) {
+	t, tl := trimSpaceBoth(d, dl)
 	if !strings.HasPrefix(t, "[") {
-		return []string{d}
+		return nil, nil
 	}
-	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
-	var out []string
+	t, tl = t[1:], tl[1:]
+	if strings.HasSuffix(t, "]") {
+		t, tl = t[:len(t)-1], tl[:len(tl)-1]
+	}
 	for {
-		i := indexFold(t, ", rpc error:")
+		i := strings.Index(tl, ", rpc error:")
 		if i < 0 {
 			break
 		}
-		out = append(out, t[:i])
-		t = t[i+2:]
-		if len(out) >= 16 {
+		parts, lower = append(parts, t[:i]), append(lower, tl[:i])
+		t, tl = t[i+2:], tl[i+2:]
+		if len(parts) >= 16 {
 			break
 		}
 	}
-	out = append(out, t)
-	return out
+	return append(parts, t), append(lower, tl)
 }
 
-// indexFold is strings.Index for an ASCII-lowercase needle, ignoring
-// ASCII case in s.
-func indexFold(s, lowerNeedle string) int {
-	return strings.Index(lowerASCII(s), lowerNeedle)
+// trimSpaceBoth is strings.TrimSpace on s and, at the same offsets, on its
+// lowercase copy l.
+func trimSpaceBoth(s, l string) (string, string) {
+	t := strings.TrimLeft(s, " \t\n\r")
+	l = l[len(s)-len(t):]
+	u := strings.TrimRight(t, " \t\n\r")
+	return u, l[:len(u)]
 }
 
 // part is the analysis of one runtime error chain.
@@ -616,7 +641,8 @@ func analyze(s string, t *txt, image string) part {
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
 	p.cause = detectCause(t, status, p.role, downloading)
-	if (isProxyRefusal(s) || bareStatusAfterURL(s, urls) || proxyReasonAfterURL(s)) && (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) {
+	if (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) &&
+		(isProxyRefusal(s) || bareStatusAfterURL(s, urls) || proxyReasonAfterURL(s)) {
 		p.cause = "route.proxy"
 	}
 

@@ -71,13 +71,19 @@ func scanPhrases(l string) hits {
 // compressed alphabet (the bytes that occur in phrases; every other byte
 // is class 0 and matches nothing).
 type acMachine struct {
-	class   [256]uint8
-	nclass  int
-	next    []int32 // state*nclass + class -> state
-	out     [][]int32
-	nwords  int
-	outAny  []bool
-	phrases int
+	class  [256]uint8
+	nclass int
+	// next maps row+class to the next state's row, where a state's row is
+	// state*nclass: the scan adds instead of multiplying per byte.
+	next []int32
+	// out lists the phrase IDs that end in each state, flat: the IDs of
+	// the state whose row is r are ids[outStart[r/nclass]:outStart[r/nclass+1]].
+	// hasOut is indexed by row, so the common case (no phrase ends here)
+	// costs one load.
+	hasOut   []bool
+	outStart []int32
+	ids      []int32
+	phrases  int
 }
 
 func buildAC(phrases []string) *acMachine {
@@ -139,26 +145,40 @@ func buildAC(phrases []string) *acMachine {
 			}
 		}
 	}
-	m.out = make([][]int32, len(nodes))
-	for i := range nodes {
-		m.out[i] = nodes[i].out
+	// Rows instead of states in the table.
+	for i := range m.next {
+		m.next[i] *= int32(n)
 	}
+	m.hasOut = make([]bool, len(nodes)*n)
+	m.outStart = make([]int32, len(nodes)+1)
+	for i := range nodes {
+		m.outStart[i] = int32(len(m.ids))
+		m.ids = append(m.ids, nodes[i].out...)
+		if len(nodes[i].out) > 0 {
+			m.hasOut[i*n] = true
+		}
+	}
+	m.outStart[len(nodes)] = int32(len(m.ids))
 	return m
 }
 
 func (m *acMachine) scan(l string) hits {
 	h := hits{bits: make([]uint64, (m.phrases+63)/64)}
-	s := int32(0)
-	n := m.nclass
+	row := int32(0)
+	n := int32(m.nclass)
+	next, hasOut := m.next, m.hasOut
 	for i := 0; i < len(l); i++ {
 		c := m.class[l[i]]
 		if c == 0 {
-			s = 0
+			row = 0
 			continue
 		}
-		s = m.next[int(s)*n+int(c)]
-		for _, id := range m.out[s] {
-			h.bits[id/64] |= 1 << (id % 64)
+		row = next[row+int32(c)]
+		if hasOut[row] {
+			st := row / n
+			for _, id := range m.ids[m.outStart[st]:m.outStart[st+1]] {
+				h.bits[id/64] |= 1 << (id % 64)
+			}
 		}
 	}
 	return h

@@ -133,3 +133,20 @@ func TestCutKlogTail(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitAggregateKeepsOffsets(t *testing.T) {
+	d := ` [rpc error: code = NotFound desc = A: not found, rpc error: code = Unknown desc = B: 401 Unauthorized] `
+	parts, lower := splitAggregate(d, lowerASCII(d))
+	want := []string{"rpc error: code = NotFound desc = A: not found", "rpc error: code = Unknown desc = B: 401 Unauthorized"}
+	if diff := cmp.Diff(want, parts); diff != "" {
+		t.Fatalf("splitAggregate parts mismatch (-want +got):\n%s", diff)
+	}
+	for i := range parts {
+		if lower[i] != lowerASCII(parts[i]) {
+			t.Errorf("part %d: lower %q is not the lowercase of %q", i, lower[i], parts[i])
+		}
+	}
+	if p, l := splitAggregate("Plain Error", "plain error"); p != nil || l != nil {
+		t.Errorf("splitAggregate of a plain error = %q, %q, want nil (its own single part)", p, l)
+	}
+}
