@@ -586,6 +586,11 @@ func analyze(s string, t *txt, image string) part {
 			p.port = "80"
 		}
 		p.role = roleOfURL(u)
+		if p.role == verdict.RoleRegistry && blobCtx && !strings.HasPrefix(u.Path, "/v2/") && !strings.HasPrefix(u.Path, "/v1/") {
+			// A download is running and the URL is no registry API path:
+			// it is the storage URL the registry redirected the layer to.
+			p.role = verdict.RoleBlob
+		}
 	}
 	if p.role == verdict.RoleRegistry && authCtx && u != nil && !strings.Contains(u.Path, "/manifests/") && !isBlobPath(u.Path) &&
 		strings.Contains(l[inner.start:], "token") {
@@ -864,7 +869,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 	case isRateLimit(t, status):
 		return "registry.ratelimit"
 	case isConnectTimeout(t):
-		if blob && t.h.any(pc4) {
+		if blob && (t.h.any(pc4) || t.has("read: connection timed out")) {
+			// Headers or bytes that stopped coming during a download.
 			return "transfer.timeout"
 		}
 		return "route.timeout"
@@ -943,6 +949,9 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 	case isFilesystem(t):
 		return "runtime.error"
 	case isReadTimeout(t) || t.has("cancel pulling image"):
+		return "transfer.timeout"
+	case isDeadline(t) && blob:
+		// A deadline while a named download ran: the download stalled.
 		return "transfer.timeout"
 	case isDeadline(t):
 		return "unknown.deadline"
@@ -1180,7 +1189,7 @@ var (
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ",
 		"pulling repository ", "trying to pull repository ", "suggest the author of ", "/images/create?")
 	psDial    = newSet("dial tcp", "connecting to ", "connect to ", "->")
-	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer")
+	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
 	pcEOF     = newSet("unexpected eof")
 	pcResolve = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
 	pc1       = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
@@ -1243,7 +1252,7 @@ var psLookups = newSet("back-off pulling image ", "failed to pull image ", "imag
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
-	"awaiting response headers", "while awaiting headers", "unexpected eof")
+	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out")
 
 // isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
 // "lookup <name> on <server>: ", where name is a host name (has a dot), so

@@ -102,9 +102,10 @@ func devSplit(r record) bool {
 }
 
 // devFloor is the dev-set accuracy (layer right, in percent) below which
-// TestCorpus fails: the figure measured when it was last raised, rounded
-// down (testdata/README.md keeps the history).
-const devFloor = 0.0
+// TestCorpus fails: the bar of 95%, under the 99.1% measured on
+// 2026-12-01 (testdata/README.md keeps the history), so that a new batch
+// whose dev records the rules get wrong can still be added honestly.
+const devFloor = 95.0
 
 // tally counts records and right answers for one layer.
 type tally struct{ n, layerOK, exactOK int }
