@@ -42,16 +42,21 @@ func newSet(phrases ...string) *phraseSet {
 	return s
 }
 
+// maxPhraseWords bounds the phrase IDs: hits is a fixed array, so that a
+// scan allocates nothing. buildAC panics (at the first scan, during
+// package use) if more phrases are registered than it holds.
+const maxPhraseWords = 16
+
 // hits is the set of registered phrases found in one text.
 type hits struct {
-	bits []uint64
+	bits [maxPhraseWords]uint64
 }
 
 // any reports whether the text contains any phrase of s.
 func (h hits) any(s *phraseSet) bool {
 	n := len(s.bits)
-	if len(h.bits) < n {
-		n = len(h.bits)
+	if n > maxPhraseWords {
+		n = maxPhraseWords
 	}
 	for i := 0; i < n; i++ {
 		if h.bits[i]&s.bits[i] != 0 {
@@ -87,6 +92,9 @@ type acMachine struct {
 }
 
 func buildAC(phrases []string) *acMachine {
+	if len(phrases) > maxPhraseWords*64 {
+		panic("explain: more registered phrases than maxPhraseWords holds")
+	}
 	m := &acMachine{phrases: len(phrases)}
 	// Alphabet.
 	n := 1
@@ -163,7 +171,7 @@ func buildAC(phrases []string) *acMachine {
 }
 
 func (m *acMachine) scan(l string) hits {
-	h := hits{bits: make([]uint64, (m.phrases+63)/64)}
+	var h hits
 	row := int32(0)
 	n := int32(m.nclass)
 	next, hasOut := m.next, m.hasOut
@@ -189,7 +197,7 @@ func (m *acMachine) scan(l string) hits {
 func (t *txt) has(p string) bool {
 	if id, ok := phraseIDs[p]; ok {
 		buildOnce.Do(func() { automaton = buildAC(phraseList) })
-		return id/64 < len(t.h.bits) && t.h.bits[id/64]&(1<<(id%64)) != 0
+		return t.h.bits[id/64]&(1<<(id%64)) != 0
 	}
 	return strings.Contains(t.l, p)
 }
