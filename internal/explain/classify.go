@@ -1131,6 +1131,12 @@ func ambiguity(p part, l, image string) []string {
 		out = append(out, "manifest.name-unknown: the registry says the permission is denied 'or it may not exist' — check the repository path as well as the identity's role")
 	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
+	case p.cause == "route.timeout" && strings.Contains(l, "awaiting headers"):
+		out = append(out, "registry.unavailable: the connection may have opened and the registry or a proxy sent no response headers in time; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
+	case p.cause == "route.timeout" && strings.Contains(l, "dial tcp: i/o timeout"):
+		out = append(out, "dns.timeout: Go reports `dial tcp: i/o timeout` without an address when the deadline passed while the name was still being resolved — resolve the host from the node")
+	case p.cause == "unknown" && (strings.Contains(l, "context canceled") || strings.Contains(l, "request canceled")):
+		out = append(out, "transfer.timeout: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
 	}
 	_ = image
 	return out

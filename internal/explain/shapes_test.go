@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,5 +162,35 @@ func TestSplitAggregateKeepsOffsets(t *testing.T) {
 	}
 	if p, l := splitAggregate("Plain Error", "plain error"); p != nil || l != nil {
 		t.Errorf("splitAggregate of a plain error = %q, %q, want nil (its own single part)", p, l)
+	}
+}
+
+// TestHonestAmbiguity checks that texts which cannot tell two causes apart
+// say so: the verdict, and the other reading in Ambiguous.
+func TestHonestAmbiguity(t *testing.T) {
+	tests := []struct {
+		msg, cause, other string
+	}{
+		{`Get "https://r.example/v2/": net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)`, "route.timeout", "registry.unavailable"},
+		{`failed to do request: Head "https://r.example/v2/a/manifests/1": dial tcp: i/o timeout`, "route.timeout", "dns.timeout"},
+		{`Failed to pull image "r.example/a:1": rpc error: code = Unknown desc = context canceled`, "unknown", "transfer.timeout"},
+		{`Get "https://r.example/v2/": EOF`, "route.reset", "registry.unavailable"},
+		{`Error response from daemon: pull access denied for r.example/a, repository does not exist or may require 'docker login'`, "authz.denied-or-missing", "manifest.name-unknown"},
+	}
+	for _, tt := range tests {
+		r := Classify(tt.msg)
+		if r.Verdict.Cause != tt.cause {
+			t.Errorf("Classify(%q).Cause = %q, want %q", tt.msg, r.Verdict.Cause, tt.cause)
+			continue
+		}
+		found := false
+		for _, a := range r.Ambiguous {
+			if strings.HasPrefix(a, tt.other+":") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("Classify(%q).Ambiguous = %q, want a %s reading", tt.msg, r.Ambiguous, tt.other)
+		}
 	}
 }
