@@ -15,11 +15,7 @@ import (
 // placeholder names, not a copied message; rows marked "not" pin what the
 // rule must leave alone.
 func TestNodeAndPolicyShapes(t *testing.T) {
-	tests := []struct {
-		name string
-		msg  string
-		want want
-	}{
+	checkShapes(t, []shapeCase{
 		// The kubelet's own pull limit is the node's, not the registry's.
 		{"kubelet pull QPS", `Failed to pull image "r.example/app:1": pull QPS exceeded`,
 			want{verdict.LayerRuntime, "runtime.throttled", verdict.RoleNone, "", "r.example/app:1"}},
@@ -103,7 +99,20 @@ Error: image team/app:1 not found`,
 			want{verdict.LayerRoute, "route.reset", verdict.RoleRegistry, "r.example", ""}},
 		{"not: a registry error code after the URL", `Head "https://r.example/v2/app/manifests/1": denied`,
 			want{verdict.LayerAuthz, "authz.denied", verdict.RoleRegistry, "r.example", ""}},
-	}
+	})
+}
+
+// shapeCase is one row of a shape table: a message and the verdict parts
+// Classify must give it.
+type shapeCase struct {
+	name string
+	msg  string
+	want want
+}
+
+// checkShapes runs a shape table, one subtest per row.
+func checkShapes(t *testing.T, tests []shapeCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got(Classify(tt.msg))); diff != "" {
