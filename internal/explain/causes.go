@@ -387,6 +387,12 @@ func statusPrecedes(before string) bool {
 	return false
 }
 
+// isNoResolver matches a lookup with no nameserver to ask: the node's
+// resolv.conf names none (Go: `lookup <host>: no DNS servers`).
+func isNoResolver(t *txt) bool {
+	return t.h.any(psNoResolver)
+}
+
 // isKubeletThrottle matches the kubelet refusing to start a pull because
 // of its own registryPullQPS limit: the registry was never asked.
 func isKubeletThrottle(t *txt) bool {
@@ -426,6 +432,7 @@ func isFilesystem(t *txt) bool {
 var (
 	psManifestFor  = newSet("manifest for ")
 	psKubeletQPS   = newSet("pull qps exceeded")
+	psNoResolver   = newSet("no dns servers")
 	psHTMLAnswer   = newSet("invalid character '<' looking for beginning of value")
 	psCanceled     = newSet("context canceled", "request canceled", "operation was canceled", "context cancelled")
 	psV1Image      = newSet("error: image ")
@@ -433,7 +440,7 @@ var (
 	psDialTCP      = newSet("dial tcp")
 	psRead         = newSet("read tcp", "read: ", "reading body", "read body")
 	ps0            = newSet("with pull policy of never", "errimageneverpull")
-	ps1            = newSet("invalid reference format", "couldn't parse image reference", "could not parse reference", "failed to apply default image tag", "invalidimagename", "repository name must be lowercase", "repository name must have at least one component", "invalid repository name", "error parsing image name", "failed to parse image name", "invalid image name", "name_invalid", "invalid name: ", "short-name resolution enforced", "did not resolve to an alias", "short name mode is enforcing", "couldn't parse image name", "invalid checksum digest format", "invalid tag format", "tag_invalid", "unsupported transport", "must be a fully qualified")
+	ps1            = newSet("invalid reference format", "couldn't parse image reference", "could not parse reference", "failed to apply default image tag", "invalidimagename", "repository name must be lowercase", "repository name must have at least one component", "invalid repository name", "error parsing image name", "failed to parse image name", "invalid image name", "name_invalid", "invalid name: ", "short-name resolution enforced", "did not resolve to an alias", "short name mode is enforcing", "couldn't parse image name", "invalid checksum digest format", "invalid tag format", "tag_invalid", "unsupported transport", "must be a fully qualified", "pull an unqualified image")
 	ps2            = newSet("signaturevalidationfailed", "signature validation failed", "source image rejected", "a signature was required", "no signature exists", "signature verification failed", "signatures do not match", "is blocked by", "image is blocked", "not allowed by policy", "rejected by policy", "policy requirements", "running image docker://")
 	ps3            = newSet("x509", "x-amz-signature")
 	ps4            = newSet("error getting credentials", "docker-credential-", "credential helper", "error reading docker config", "failed to read auth file", "reading json file", "error parsing auth file", "illegal base64 data", "error decoding auth", "invalid auth configuration", "failed to get credentials", "exec plugin: invalid apiversion", "error running credential provider", "credential provider plugin", "failed to decode registry auth")

@@ -414,7 +414,9 @@ func findImage(s string, t *txt) string {
 			continue
 		}
 		if w, off := wordAfter(s, l, pre); w != "" && plausibleRef(w) {
-			if pre == "trying to pull " && w == "repository" {
+			if pre == "trying to pull " && !strings.ContainsAny(w, "/:@") {
+				// podman names a qualified reference; a bare word is prose
+				// ("trying to pull an unqualified image", "... repository").
 				continue
 			}
 			if (pre == "trying to pull repository " || pre == "pulling repository ") && !hasDomain(w) {
@@ -817,6 +819,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "config.hosts-toml"
 	case isCAFile(t):
 		return "config.ca-file"
+	case isNoResolver(t):
+		return "config.resolv-conf"
 	case isRuntimeSocket(t):
 		return "runtime.error"
 	case isDiskFull(t):

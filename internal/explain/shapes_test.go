@@ -90,6 +90,13 @@ Error: image team/app:1 not found`,
 			want{verdict.LayerUnknown, "unknown.deadline", verdict.RoleNone, "", ""}},
 		{"docker's pulling blob", `pulling blob "sha256:ab": received unexpected HTTP status: 502 Bad Gateway`,
 			want{verdict.LayerRegistry, "registry.unavailable", verdict.RoleBlob, "", ""}},
+		// Node configuration: no search registries, no nameserver.
+		{"unqualified name with no search registries", `rpc error: code = Unknown desc = no registries configured while trying to pull an unqualified image`,
+			want{verdict.LayerConfig, "config.reference", verdict.RoleNone, "", ""}},
+		{"no nameserver to ask", `Get https://r.example/v2/: dial tcp: lookup r.example: no DNS servers`,
+			want{verdict.LayerConfig, "config.resolv-conf", verdict.RoleNone, "", ""}},
+		{"not: a nameserver that fails", `Get https://r.example/v2/: dial tcp: lookup r.example on 10.0.0.10:53: server misbehaving`,
+			want{verdict.LayerDNS, "dns.servfail", verdict.RoleRegistry, "r.example", ""}},
 		// A proxy's reason phrase after the URL.
 		{"proxy reason phrase", `Get https://r.example/v2/: AuthorizedOnly`,
 			want{verdict.LayerRoute, "route.proxy", verdict.RoleProxy, "", ""}},
