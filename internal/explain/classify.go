@@ -59,16 +59,28 @@ func classify(msg, imageHint string) Result {
 			p.runtime = "cri-o"
 		}
 	default:
-		parts := splitAggregate(o.detail)
+		dl := ""
+		tail := len(o.detail) <= len(s) && s[len(s)-len(o.detail):] == o.detail
+		if tail {
+			dl = l[len(s)-len(o.detail):]
+		} else {
+			dl = lowerASCII(o.detail)
+		}
+		var oneP, oneL [1]string
+		parts, lower := splitAggregate(o.detail, dl)
+		if parts == nil {
+			oneP[0], oneL[0] = o.detail, dl
+			parts, lower = oneP[:], oneL[:]
+		}
 		best := -1
 		all := make([]part, len(parts))
 		for i, d := range parts {
 			var pt *txt
-			if len(parts) == 1 && len(d) <= len(s) && s[len(s)-len(d):] == d {
+			if len(parts) == 1 && tail && len(d) == len(o.detail) {
 				// The detail is the tail of the message: reuse its scan.
-				pt = &txt{l: l[len(s)-len(d):], h: full.h}
+				pt = &txt{l: lower[i], h: full.h}
 			} else {
-				pt = newTxt(lowerASCII(d))
+				pt = newTxt(lower[i])
 			}
 			all[i] = analyze(d, pt, o.image)
 			if best < 0 || verdict.LayerOf(all[i].cause).Rank() > verdict.LayerOf(all[best].cause).Rank() {
@@ -192,6 +204,54 @@ func bareStatusAfterURL(s string, urls []foundURL) bool {
 	return false
 }
 
+// proxyReasonAfterURL reports whether the chain ends in `Get <url>: <Reason
+// Phrase>`: Go's transport returns the reason phrase of a proxy's non-200
+// answer to CONNECT as the error text, whatever words the proxy chose
+// ("AuthorizedOnly", "Forbidden by policy"). A reason phrase is one to
+// five capitalised words of letters; a registry's own answer never reads
+// like that (it comes with a status code or a lower-case error code).
+func proxyReasonAfterURL(s string) bool {
+	// The tail first (cheap, and it rules out nearly every message): the
+	// text after the last ": ", at most 40 bytes.
+	e := strings.TrimRight(s, " .\"')]}")
+	k := len(e)
+	for k > 0 && len(e)-k <= 41 && e[k-1] != ':' {
+		k--
+	}
+	if k == 0 || e[k-1] != ':' || k >= len(e) || e[k] != ' ' {
+		return false
+	}
+	reason := e[k+1:]
+	if len(reason) < 3 || len(reason) > 40 || reason[0] < 'A' || reason[0] > 'Z' || reason == "EOF" {
+		return false
+	}
+	words := 1
+	for i := 0; i < len(reason); i++ {
+		c := reason[i]
+		switch {
+		case c == ' ':
+			words++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	if words > 5 {
+		return false
+	}
+	// Between the method and the reason only the URL, quoted or not (a
+	// pasted "https: /host" counts as one).
+	rest := e[:k-1]
+	i := lastIndexAny(rest, "Get ", "Head ", "GET ", "HEAD ")
+	if i < 0 {
+		return false
+	}
+	u := rest[i+strings.IndexByte(rest[i:], ' ')+1:]
+	u = strings.Trim(u, `"`)
+	u = strings.Replace(u, "s: /", "s://", 1)
+	return strings.HasPrefix(u, "http") && !strings.ContainsAny(u, " ")
+}
+
 // hasEmptyLabel reports whether a host name has an empty label (a leading,
 // trailing or doubled dot), as a name cut out of a pasted URL leaves it.
 func hasEmptyLabel(h string) bool {
@@ -242,7 +302,7 @@ func unwrapOuter(s string, t *txt) outer {
 	}
 	if i := indexIf(t, "back-off pulling image "); i >= 0 {
 		o.kubelet = true
-		rest := afterQuoted(s, i+len("back-off pulling image "))
+		rest := cutKlogTail(afterQuoted(s, i+len("back-off pulling image ")))
 		if isEmptyDetail(rest) {
 			o.cause = "unknown.backoff"
 			return o
@@ -277,6 +337,22 @@ func unwrapOuter(s string, t *txt) outer {
 		o.kubelet = true
 	}
 	return o
+}
+
+// cutKlogTail cuts the key/value pairs a structured kubelet log line puts
+// after its err="..." value (` pod="ns/name" podUID=...`, ` image="..."`):
+// they name the pod, not the failure.
+func cutKlogTail(d string) string {
+	best := -1
+	for _, k := range []string{`" pod=`, `" poduid=`, `" podUID=`, `" image=`, `" containerName=`} {
+		if i := strings.Index(d, k); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return d
+	}
+	return d[:best+1]
 }
 
 // isEmptyDetail reports whether a detail carries nothing but kubelet
@@ -319,7 +395,7 @@ func afterQuoted(s string, i int) string {
 func findImage(s string, t *txt) string {
 	l := t.l
 	if !t.h.any(psImageHint) {
-		return ""
+		return leadingRef(s)
 	}
 	for _, pre := range []string{"failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
@@ -332,11 +408,22 @@ func findImage(s string, t *txt) string {
 		}
 	}
 	for _, pre := range []string{"failed to pull image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
-		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest "} {
+		"trying to pull repository ", "pulling repository ", "trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://",
+		"reading manifest ", "suggest the author of "} {
 		if !t.has(pre) {
 			continue
 		}
 		if w, off := wordAfter(s, l, pre); w != "" && plausibleRef(w) {
+			if pre == "trying to pull " && !strings.ContainsAny(w, "/:@") {
+				// podman names a qualified reference; a bare word is prose
+				// ("trying to pull an unqualified image", "... repository").
+				continue
+			}
+			if (pre == "trying to pull repository " || pre == "pulling repository ") && !hasDomain(w) {
+				// Docker 1.x names the repository without its registry
+				// ("Status 403 trying to pull repository library/x").
+				continue
+			}
 			w = strings.TrimSuffix(w, "...")
 			if pre == "manifest for " && !strings.HasPrefix(l[off+len(w):], " not found") {
 				continue
@@ -359,37 +446,97 @@ func findImage(s string, t *txt) string {
 			return w
 		}
 	}
-	return ""
+	if img := engineAPIImage(l); img != "" {
+		return img
+	}
+	return leadingRef(s)
+}
+
+// hasDomain reports whether a reference starts with a registry domain
+// (a first component with a dot or a port, or localhost).
+func hasDomain(ref string) bool {
+	i := strings.IndexByte(ref, '/')
+	if i < 0 {
+		return false
+	}
+	d := ref[:i]
+	return strings.ContainsAny(d, ".:") || d == "localhost"
+}
+
+// engineAPIImage returns the image of a Docker Engine API URL that a
+// client printed (`.../images/create?tag=1&fromImage=registry%3A5000%2Fapp:`),
+// or "".
+func engineAPIImage(l string) string {
+	i := strings.Index(l, "/images/create?")
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(l[i:], "fromimage=")
+	if j < 0 {
+		return ""
+	}
+	v := l[i+j+len("fromimage="):]
+	if k := strings.IndexAny(v, "& \"'"); k >= 0 {
+		v = v[:k]
+	}
+	v = strings.TrimRight(v, ":")
+	ref, err := url.QueryUnescape(v)
+	if err != nil || !plausibleRef(ref) {
+		return ""
+	}
+	return ref
+}
+
+// leadingRef returns the reference a client error starts with
+// (`docker.io/library/openjdk: toomanyrequests: ...`): a first token with
+// a registry domain, followed by ": ".
+func leadingRef(s string) string {
+	i := strings.Index(s, ": ")
+	if i <= 0 || strings.ContainsAny(s[:i], " \"'") {
+		return ""
+	}
+	ref := s[:i]
+	if !hasDomain(ref) || !plausibleRef(ref) || strings.Contains(ref, "://") {
+		return ""
+	}
+	return ref
 }
 
 // splitAggregate splits the kubelet's aggregate of several credentials'
-// errors, `[err1, err2]`, into its parts.
-func splitAggregate(d string) []string {
-	t := strings.TrimSpace(d)
+// errors, `[err1, err2]`, into its parts. dl is the lowercase copy of d
+// (same offsets); each part comes with its lowercase copy, sliced from dl,
+// so that no part is lowercased again. A text that is no aggregate gives
+// nil: it is its own single part.
+func splitAggregate(d, dl string) (parts, lower []string) {
+	t, tl := trimSpaceBoth(d, dl)
 	if !strings.HasPrefix(t, "[") {
-		return []string{d}
+		return nil, nil
 	}
-	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
-	var out []string
+	t, tl = t[1:], tl[1:]
+	if strings.HasSuffix(t, "]") {
+		t, tl = t[:len(t)-1], tl[:len(tl)-1]
+	}
 	for {
-		i := indexFold(t, ", rpc error:")
+		i := strings.Index(tl, ", rpc error:")
 		if i < 0 {
 			break
 		}
-		out = append(out, t[:i])
-		t = t[i+2:]
-		if len(out) >= 16 {
+		parts, lower = append(parts, t[:i]), append(lower, tl[:i])
+		t, tl = t[i+2:], tl[i+2:]
+		if len(parts) >= 16 {
 			break
 		}
 	}
-	out = append(out, t)
-	return out
+	return append(parts, t), append(lower, tl)
 }
 
-// indexFold is strings.Index for an ASCII-lowercase needle, ignoring
-// ASCII case in s.
-func indexFold(s, lowerNeedle string) int {
-	return strings.Index(lowerASCII(s), lowerNeedle)
+// trimSpaceBoth is strings.TrimSpace on s and, at the same offsets, on its
+// lowercase copy l.
+func trimSpaceBoth(s, l string) (string, string) {
+	t := strings.TrimLeft(s, " \t\n\r")
+	l = l[len(s)-len(t):]
+	u := strings.TrimRight(t, " \t\n\r")
+	return u, l[:len(u)]
 }
 
 // part is the analysis of one runtime error chain.
@@ -421,7 +568,7 @@ func analyze(s string, t *txt, image string) part {
 			break
 		}
 	}
-	blobCtx := t.h.any(pc0)
+	blobCtx := t.h.any(pc0) || t.h.any(pcEOF) && !isResolving(t)
 	authCtx := t.h.any(pc1)
 	p.anon = t.has("anonymous")
 
@@ -441,6 +588,11 @@ func analyze(s string, t *txt, image string) part {
 			p.port = "80"
 		}
 		p.role = roleOfURL(u)
+		if p.role == verdict.RoleRegistry && blobCtx && !strings.HasPrefix(u.Path, "/v2/") && !strings.HasPrefix(u.Path, "/v1/") {
+			// A download is running and the URL is no registry API path:
+			// it is the storage URL the registry redirected the layer to.
+			p.role = verdict.RoleBlob
+		}
 	}
 	if p.role == verdict.RoleRegistry && authCtx && u != nil && !strings.Contains(u.Path, "/manifests/") && !isBlobPath(u.Path) &&
 		strings.Contains(l[inner.start:], "token") {
@@ -461,8 +613,14 @@ func analyze(s string, t *txt, image string) part {
 				continue
 			}
 			if w, _ := wordAfter(s, l, pre); w != "" {
-				if h, port := hostToken(w); validHost(h) && !isIP(h) || h == "localhost" {
+				// containerd names the host it pulled from, an address too;
+				// the other wordings name a registry only by its name.
+				if h, port := hostToken(w); validHost(h) && (!isIP(h) || pre == "pulling from host ") || h == "localhost" {
 					p.host, p.port = h, port
+					if pre == "pulling from host " && image != "" && !sameRegistry(h, imageDomain(image)) {
+						// Not the image's registry: a mirror from hosts.toml.
+						p.role = verdict.RoleMirror
+					}
 					if p.role == verdict.RoleNone {
 						p.role = roleOfHost(h)
 					}
@@ -490,7 +648,8 @@ func analyze(s string, t *txt, image string) part {
 	// URL downloads nothing.
 	downloading := blobCtx || p.role == verdict.RoleBlob && (inner == nil || inner.method != "HEAD")
 	p.cause = detectCause(t, status, p.role, downloading)
-	if (isProxyRefusal(s) || bareStatusAfterURL(s, urls)) && (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) {
+	if (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) &&
+		(isProxyRefusal(s) || bareStatusAfterURL(s, urls) || proxyReasonAfterURL(s)) {
 		p.cause = "route.proxy"
 	}
 
@@ -552,6 +711,12 @@ func analyze(s string, t *txt, image string) part {
 	p.hub = sameRegistry(p.host, "docker.io") || p.host == "auth.docker.io" || image != "" && sameRegistry(imageDomain(image), "docker.io")
 	p.evidence = evidenceOf(s, l)
 	return p
+}
+
+// isResolving reports whether the chain is about resolving the reference
+// (the manifest request or the ping), with no layer download named.
+func isResolving(t *txt) bool {
+	return t.h.any(pcResolve) && !t.h.any(pc0)
 }
 
 // roleOfHostCtx decides the role of a host named only by a DNS lookup.
@@ -654,10 +819,14 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "config.hosts-toml"
 	case isCAFile(t):
 		return "config.ca-file"
+	case isNoResolver(t):
+		return "config.resolv-conf"
 	case isRuntimeSocket(t):
 		return "runtime.error"
 	case isDiskFull(t):
 		return "runtime.disk"
+	case isKubeletThrottle(t):
+		return "runtime.throttled"
 	case isDigest(t):
 		return "transfer.digest"
 	case isSize(t):
@@ -704,19 +873,22 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 	case isRateLimit(t, status):
 		return "registry.ratelimit"
 	case isConnectTimeout(t):
-		if blob && t.h.any(pc4) {
+		if blob && (t.h.any(pc4) || t.has("read: connection timed out")) {
+			// Headers or bytes that stopped coming during a download.
 			return "transfer.timeout"
 		}
 		return "route.timeout"
 	case isReadTimeout(t):
-		if blob {
+		if blob || t.has("cancel pulling image") {
+			// containerd's (and dockershim's) no-progress watchdog
+			// cancels a running download.
 			return "transfer.timeout"
 		}
 		return "route.timeout"
 	case isTLSOther(t):
 		return "tls.handshake"
 	case isReset(t):
-		if blob || t.has("unexpected eof") {
+		if blob || t.has("unexpected eof") && !isResolving(t) {
 			return "transfer.reset"
 		}
 		return "route.reset"
@@ -744,6 +916,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "transfer.status"
 	case isNameUnknown(t):
 		return "manifest.name-unknown"
+	case isV1NotFound(t):
+		return "authz.denied-or-missing"
 	case isManifestUnknown(t):
 		return "manifest.unknown"
 	}
@@ -761,7 +935,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.status"
 		}
 		return "manifest.unknown"
-	case status >= 400 || t.h.any(pc6):
+	case status >= 400 || t.h.any(pc6) || isHTMLAnswer(t):
 		if role == verdict.RoleBlob {
 			return "transfer.status"
 		}
@@ -780,9 +954,12 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "runtime.error"
 	case isReadTimeout(t) || t.has("cancel pulling image"):
 		return "transfer.timeout"
+	case isDeadline(t) && blob:
+		// A deadline while a named download ran: the download stalled.
+		return "transfer.timeout"
 	case isDeadline(t):
 		return "unknown.deadline"
-	case t.h.any(pc7):
+	case t.h.any(pc7) || isCanceled(t):
 		return "unknown"
 	}
 	return ""
@@ -958,6 +1135,12 @@ func ambiguity(p part, l, image string) []string {
 		out = append(out, "manifest.name-unknown: the registry says the permission is denied 'or it may not exist' — check the repository path as well as the identity's role")
 	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
+	case p.cause == "route.timeout" && strings.Contains(l, "awaiting headers"):
+		out = append(out, "registry.unavailable: the connection may have opened and the registry or a proxy sent no response headers in time; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
+	case p.cause == "route.timeout" && strings.Contains(l, "dial tcp: i/o timeout"):
+		out = append(out, "dns.timeout: Go reports `dial tcp: i/o timeout` without an address when the deadline passed while the name was still being resolved — resolve the host from the node")
+	case p.cause == "unknown" && (strings.Contains(l, "context canceled") || strings.Contains(l, "request canceled")):
+		out = append(out, "transfer.timeout: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
 	}
 	_ = image
 	return out
@@ -987,7 +1170,16 @@ func tlsHost(s, l string) string {
 // plausibleRef reports whether s can be an image reference: no spaces,
 // no placeholder brackets.
 func plausibleRef(s string) bool {
-	return s != "" && len(s) < 512 && !strings.ContainsAny(s, " <>{}\"'`")
+	if s == "" || len(s) >= 512 || strings.ContainsAny(s, " <>{}\"'`") {
+		return false
+	}
+	// An archive the client writes to is a file, not a reference.
+	for _, ext := range []string{".tar", ".tar.gz", ".tgz"} {
+		if len(s) > len(ext) && strings.EqualFold(s[len(s)-len(ext):], ext) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolvedRef returns the reference containerd says it resolved, the
@@ -1004,24 +1196,27 @@ var (
 	psImageHint = newSet("failed to pull image ", "back-off pulling image ", "failed to pull and unpack image ",
 		"failed to resolve reference ", "container image ", "pullimage ", "pulling image ", "failed to apply default image tag ",
 		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
-		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ")
-	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
-	pc0    = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "unexpected eof")
-	pc1    = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
-	pc2    = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
-	pc3    = newSet("media type", "mediatype", "schema 1", "schema1")
-	pc4    = newSet("awaiting response headers", "while awaiting headers")
-	pc5    = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
-	pc6    = newSet("unexpected status", "unexpected http status", "received unexpected http status")
-	pc7    = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
-	pc8    = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
-	pc9    = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
-	pc10   = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
-	pc11   = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
-	pc12   = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
-	pc13   = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
-	pc15   = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
-	pc14   = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ",
+		"pulling repository ", "trying to pull repository ", "suggest the author of ", "/images/create?")
+	psDial    = newSet("dial tcp", "connecting to ", "connect to ", "->")
+	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
+	pcEOF     = newSet("unexpected eof")
+	pcResolve = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
+	pc1       = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
+	pc2       = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+	pc3       = newSet("media type", "mediatype", "schema 1", "schema1")
+	pc4       = newSet("awaiting response headers", "while awaiting headers")
+	pc5       = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+	pc6       = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+	pc7       = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+	pc8       = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
+	pc9       = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+	pc10      = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+	pc11      = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
+	pc12      = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+	pc13      = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+	pc15      = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
+	pc14      = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
 )
 
 // describeCache holds verdict.Describe per cause and role with a
@@ -1067,7 +1262,7 @@ var psLookups = newSet("back-off pulling image ", "failed to pull image ", "imag
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
-	"awaiting response headers", "while awaiting headers", "unexpected eof")
+	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out")
 
 // isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
 // "lookup <name> on <server>: ", where name is a host name (has a dot), so

@@ -290,11 +290,7 @@ func TestClassifyCapsLargeInput(t *testing.T) {
 // the same shape with other hosts and images must read the same way.
 // These messages are synthetic variants of real ones in the corpus.
 func TestGeneralShapes(t *testing.T) {
-	tests := []struct {
-		name string
-		msg  string
-		want want
-	}{
+	checkShapes(t, []shapeCase{
 		{"windows connect timeout on a blob host", `failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://blob.r.example.blob.core.windows.net/x/data?sig=x": dial tcp 10.1.2.3:443: connectex: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond.`,
 			want{verdict.LayerRoute, "route.timeout", verdict.RoleBlob, "blob.r.example.blob.core.windows.net", ""}},
 		{"presigned URL parameters are no refusal", `failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://bucket.s3.amazonaws.com/x/data?X-Amz-Expires=1200&X-Amz-Signature=x": read tcp 10.0.0.5:1234->10.9.9.9:443: read: connection reset by peer`,
@@ -315,14 +311,7 @@ func TestGeneralShapes(t *testing.T) {
 			want{verdict.LayerAuthz, "authz.ip-denied", verdict.RoleRegistry, "", ""}},
 		{"podman token fetch names the token service", `Error determining manifest MIME type for docker://r.example/app:1: unable to retrieve auth token: invalid username/password`,
 			want{verdict.LayerAuth, "auth.bad-credentials", verdict.RoleAuth, "", ""}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, got(Classify(tt.msg))); diff != "" {
-				t.Errorf("Classify(%q) mismatch (-want +got):\n%s", tt.msg, diff)
-			}
-		})
-	}
+	})
 }
 
 func TestDropEngineStatus(t *testing.T) {

@@ -2,26 +2,35 @@ package explain
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // record is one corpus entry: a message and its expected verdict.
 type record struct {
-	Msg       string `json:"msg"`
-	Source    string `json:"source"`
+	Msg    string `json:"msg"`
+	Source string `json:"source"`
+	// Batch is the date a record was added, when it was added after the
+	// dev split existed: its dev records had not been seen by any rule.
+	Batch     string `json:"batch,omitempty"`
 	Synthetic bool   `json:"synthetic,omitempty"`
 	Layer     string `json:"layer"`
 	Cause     string `json:"cause"`
 	Role      string `json:"role"`
 	Host      string `json:"host"`
+	// Split is "train" for a record whose thread hashes to the dev set
+	// but that a rule was written against (see devSplit).
+	Split string `json:"split,omitempty"`
 }
 
 func loadCorpus(tb testing.TB) []record {
@@ -60,63 +69,170 @@ func loadCorpus(tb testing.TB) []record {
 	return out
 }
 
-// TestCorpus classifies every corpus record and asserts layer, cause, role
-// and host. It logs the accuracy per layer, for real and synthetic
-// records apart, and fails on any wrong record.
+// thread returns the discussion a record's source belongs to: the URL
+// without fragment and query, and for a GitHub issue, pull request or
+// discussion the URL cut after its number, so that every comment of one
+// thread lands on the same side of the split.
+func thread(source string) string {
+	s := source
+	if i := strings.IndexAny(s, "#?"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSuffix(s, "/")
+	if rest, ok := strings.CutPrefix(s, "https://github.com/"); ok {
+		// owner/repo/issues/N[/...]
+		if f := strings.SplitN(rest, "/", 5); len(f) >= 4 && (f[2] == "issues" || f[2] == "pull" || f[2] == "discussions") {
+			return "https://github.com/" + strings.Join(f[:4], "/")
+		}
+	}
+	return s
+}
+
+// devSplit reports whether a record is in the dev set, on which no rule
+// is written: a real record whose thread's FNV-1a hash is 0 mod 4 (about a
+// quarter of the threads), unless it is marked split "train" because a
+// rule was written while looking at it.
+func devSplit(r record) bool {
+	if r.Synthetic || r.Split == "train" {
+		return false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(thread(r.Source)))
+	return h.Sum32()%4 == 0
+}
+
+// devFloor is the dev-set accuracy (layer right, in percent) below which
+// TestCorpus fails: the issue's bar of 95%, under the 99.1% measured on
+// 2026-12-01 (testdata/README.md keeps the history), so that a new batch
+// whose dev records the rules get wrong can still be added honestly.
+const devFloor = 95.0
+
+// tally counts records and right answers for one layer.
+type tally struct{ n, layerOK, exactOK int }
+
+func pct(ok, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(ok)/float64(n))
+}
+
+// TestCorpus classifies every corpus record. Training records (and
+// synthetic ones) must be exactly right: layer, cause, role and host; a
+// wrong one fails with its text. Dev records are only counted, per layer,
+// with layer accuracy and exact accuracy, and never printed, so that no
+// rule is written against them; the test fails when dev layer accuracy
+// falls below devFloor.
 func TestCorpus(t *testing.T) {
 	recs := loadCorpus(t)
-	type tally struct{ real, realOK, synth, synthOK int }
-	byLayer := map[string]*tally{}
+	train, dev := map[string]*tally{}, map[string]*tally{}
+	batches := map[string]map[string]*tally{}    // dev records per batch
+	batchTrain := map[string]map[string]*tally{} // training records per batch
+	add := func(m map[string]*tally, layer string, layerOK, exactOK bool) {
+		tl := m[layer]
+		if tl == nil {
+			tl = &tally{}
+			m[layer] = tl
+		}
+		tl.n++
+		if layerOK {
+			tl.layerOK++
+		}
+		if exactOK {
+			tl.exactOK++
+		}
+	}
 	wrong := 0
 	for i, r := range recs {
 		res := Classify(r.Msg)
 		g := record{Layer: string(res.Verdict.Layer), Cause: res.Verdict.Cause, Role: string(res.Verdict.Role), Host: res.Host}
 		ok := g.Layer == r.Layer && g.Cause == r.Cause && g.Role == r.Role && g.Host == r.Host
-		tl := byLayer[r.Layer]
-		if tl == nil {
-			tl = &tally{}
-			byLayer[r.Layer] = tl
+		if devSplit(r) {
+			add(dev, r.Layer, g.Layer == r.Layer, ok)
+			if r.Batch != "" {
+				if batches[r.Batch] == nil {
+					batches[r.Batch] = map[string]*tally{}
+				}
+				add(batches[r.Batch], r.Layer, g.Layer == r.Layer, ok)
+			}
+			continue
 		}
-		if r.Synthetic {
-			tl.synth++
-		} else {
-			tl.real++
+		add(train, r.Layer, g.Layer == r.Layer, ok)
+		if r.Batch != "" {
+			if batchTrain[r.Batch] == nil {
+				batchTrain[r.Batch] = map[string]*tally{}
+			}
+			add(batchTrain[r.Batch], r.Layer, g.Layer == r.Layer, ok)
 		}
 		if ok {
-			if r.Synthetic {
-				tl.synthOK++
-			} else {
-				tl.realOK++
-			}
 			continue
 		}
 		wrong++
 		t.Errorf("record %d (%s)\nClassify(%q)\n = layer %q cause %q role %q host %q\nwant layer %q cause %q role %q host %q",
 			i+1, r.Source, r.Msg, g.Layer, g.Cause, g.Role, g.Host, r.Layer, r.Cause, r.Role, r.Host)
 	}
-	layers := make([]string, 0, len(byLayer))
-	for l := range byLayer {
-		layers = append(layers, l)
+	layers := map[string]bool{}
+	for l := range train {
+		layers[l] = true
 	}
-	sort.Slice(layers, func(i, j int) bool {
-		return verdict.Layer(layers[i]).Rank() < verdict.Layer(layers[j]).Rank() || verdict.Layer(layers[i]).Rank() == verdict.Layer(layers[j]).Rank() && layers[i] < layers[j]
+	for l := range dev {
+		layers[l] = true
+	}
+	order := make([]string, 0, len(layers))
+	for l := range layers {
+		order = append(order, l)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		ri, rj := verdict.Layer(order[i]).Rank(), verdict.Layer(order[j]).Rank()
+		return ri < rj || ri == rj && order[i] < order[j]
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "corpus: %d records, %d wrong\n%-9s %6s %8s %6s %8s\n", len(recs), wrong, "layer", "real", "accuracy", "synth", "accuracy")
-	pct := func(ok, n int) string {
-		if n == 0 {
-			return "-"
+	fmt.Fprintf(&b, "corpus: %d records, %d wrong on the training side\n", len(recs), wrong)
+	fmt.Fprintf(&b, "%-9s %6s %7s | %5s %7s %7s\n", "layer", "train", "exact", "dev", "layer", "exact")
+	var tt, dt tally
+	for _, l := range order {
+		a, d := train[l], dev[l]
+		if a == nil {
+			a = &tally{}
 		}
-		return fmt.Sprintf("%.1f%%", 100*float64(ok)/float64(n))
+		if d == nil {
+			d = &tally{}
+		}
+		fmt.Fprintf(&b, "%-9s %6d %7s | %5d %7s %7s\n", l, a.n, pct(a.exactOK, a.n), d.n, pct(d.layerOK, d.n), pct(d.exactOK, d.n))
+		tt.n, tt.exactOK = tt.n+a.n, tt.exactOK+a.exactOK
+		dt.n, dt.layerOK, dt.exactOK = dt.n+d.n, dt.layerOK+d.layerOK, dt.exactOK+d.exactOK
 	}
-	var tr, trOK, ts, tsOK int
-	for _, l := range layers {
-		tl := byLayer[l]
-		fmt.Fprintf(&b, "%-9s %6d %8s %6d %8s\n", l, tl.real, pct(tl.realOK, tl.real), tl.synth, pct(tl.synthOK, tl.synth))
-		tr, trOK, ts, tsOK = tr+tl.real, trOK+tl.realOK, ts+tl.synth, tsOK+tl.synthOK
+	fmt.Fprintf(&b, "%-9s %6d %7s | %5d %7s %7s\n", "all", tt.n, pct(tt.exactOK, tt.n), dt.n, pct(dt.layerOK, dt.n), pct(dt.exactOK, dt.n))
+	names := make([]string, 0, len(batches))
+	for n := range batches {
+		names = append(names, n)
 	}
-	fmt.Fprintf(&b, "%-9s %6d %8s %6d %8s\n", "all", tr, pct(trOK, tr), ts, pct(tsOK, ts))
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "batch %s (no rule had seen these records when they were added):\n", n)
+		fmt.Fprintf(&b, "%-9s %6s %7s %7s | %5s %7s %7s\n", "layer", "train", "layer", "exact", "dev", "layer", "exact")
+		var at, bt tally
+		for _, l := range order {
+			a, d := batchTrain[n][l], batches[n][l]
+			if a == nil && d == nil {
+				continue
+			}
+			if a == nil {
+				a = &tally{}
+			}
+			if d == nil {
+				d = &tally{}
+			}
+			fmt.Fprintf(&b, "%-9s %6d %7s %7s | %5d %7s %7s\n", l, a.n, pct(a.layerOK, a.n), pct(a.exactOK, a.n), d.n, pct(d.layerOK, d.n), pct(d.exactOK, d.n))
+			at.n, at.layerOK, at.exactOK = at.n+a.n, at.layerOK+a.layerOK, at.exactOK+a.exactOK
+			bt.n, bt.layerOK, bt.exactOK = bt.n+d.n, bt.layerOK+d.layerOK, bt.exactOK+d.exactOK
+		}
+		fmt.Fprintf(&b, "%-9s %6d %7s %7s | %5d %7s %7s\n", "all", at.n, pct(at.layerOK, at.n), pct(at.exactOK, at.n), bt.n, pct(bt.layerOK, bt.n), pct(bt.exactOK, bt.n))
+	}
 	t.Log("\n" + b.String())
+	if dt.n > 0 && 100*float64(dt.layerOK)/float64(dt.n) < devFloor {
+		t.Errorf("dev-set layer accuracy %s is below the floor %.1f%%", pct(dt.layerOK, dt.n), devFloor)
+	}
 }
 
 // TestCorpusCitesSources checks every real record names a public source
@@ -136,20 +252,82 @@ func TestCorpusCitesSources(t *testing.T) {
 }
 
 // BenchmarkClassify classifies the whole corpus per iteration and reports
-// messages per second.
+// messages per second. In the same run it times a floor: one bytes.Index
+// pass over every message of the corpus (a needle that never occurs, so
+// each call scans the whole message), and reports how many times slower
+// classification is than that floor (x-floor, fastest pass against fastest
+// pass), a figure that depends far less on the machine and its load than
+// msgs/s. ns/op covers both passes; msgs/s is classification alone, the
+// mean, and best-msgs/s its fastest pass.
 func BenchmarkClassify(b *testing.B) {
 	recs := loadCorpus(b)
-	bytes := 0
-	for _, r := range recs {
-		bytes += len(r.Msg)
+	n := 0
+	raw := make([][]byte, len(recs))
+	for i, r := range recs {
+		n += len(r.Msg)
+		raw[i] = []byte(r.Msg)
 	}
-	b.SetBytes(int64(bytes))
+	b.SetBytes(int64(n))
 	b.ReportAllocs()
+	needle := []byte("pullpath floor\x00")
+	found := 0
+	var classifyTime, floor, classifyMin, floorMin time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		// Classification and floor interleaved, so that both see the
+		// same load on a shared machine.
+		t0 := time.Now()
 		for _, r := range recs {
 			_ = Classify(r.Msg)
 		}
+		t1 := time.Now()
+		for _, m := range raw {
+			if bytes.Index(m, needle) >= 0 {
+				found++
+			}
+		}
+		f, c := time.Since(t1), t1.Sub(t0)
+		floor += f
+		classifyTime += c
+		if i == 0 || f < floorMin {
+			floorMin = f
+		}
+		if i == 0 || c < classifyMin {
+			classifyMin = c
+		}
 	}
-	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "msgs/s")
+	b.StopTimer()
+	if found != 0 {
+		b.Fatalf("the floor's needle occurs in the corpus")
+	}
+	b.ReportMetric(float64(b.N*len(recs))/classifyTime.Seconds(), "msgs/s")
+	// The fastest pass of each kind is the one least disturbed by other
+	// processes: the best-case rate and the ratio come from those.
+	b.ReportMetric(float64(len(recs))/classifyMin.Seconds(), "best-msgs/s")
+	b.ReportMetric(float64(len(recs))/floorMin.Seconds(), "floor-msgs/s")
+	b.ReportMetric(float64(classifyMin)/float64(floorMin), "x-floor")
+}
+
+func TestThread(t *testing.T) {
+	tests := []struct{ source, want string }{
+		{"https://github.com/containerd/containerd/issues/1568#issuecomment-12", "https://github.com/containerd/containerd/issues/1568"},
+		{"https://github.com/cri-o/cri-o/pull/77/files", "https://github.com/cri-o/cri-o/pull/77"},
+		{"https://github.com/k3s-io/k3s/discussions/5/", "https://github.com/k3s-io/k3s/discussions/5"},
+		{"https://learn.microsoft.com/en-us/x?tabs=a#b", "https://learn.microsoft.com/en-us/x"},
+		{"https://github.com/o/r/blob/main/README.md", "https://github.com/o/r/blob/main/README.md"},
+	}
+	for _, tt := range tests {
+		if got := thread(tt.source); got != tt.want {
+			t.Errorf("thread(%q) = %q, want %q", tt.source, got, tt.want)
+		}
+	}
+	// Two comments of one thread are on the same side.
+	a := record{Source: "https://github.com/o/r/issues/9#issuecomment-1"}
+	b := record{Source: "https://github.com/o/r/issues/9#issuecomment-2"}
+	if devSplit(a) != devSplit(b) {
+		t.Errorf("devSplit differs between two comments of one thread")
+	}
+	if devSplit(record{Source: "synthetic: x", Synthetic: true}) {
+		t.Errorf("a synthetic record is in the dev set")
+	}
 }

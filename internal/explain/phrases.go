@@ -42,16 +42,21 @@ func newSet(phrases ...string) *phraseSet {
 	return s
 }
 
+// maxPhraseWords bounds the phrase IDs: hits is a fixed array, so that a
+// scan allocates nothing. buildAC panics (at the first scan, during
+// package use) if more phrases are registered than it holds.
+const maxPhraseWords = 16
+
 // hits is the set of registered phrases found in one text.
 type hits struct {
-	bits []uint64
+	bits [maxPhraseWords]uint64
 }
 
 // any reports whether the text contains any phrase of s.
 func (h hits) any(s *phraseSet) bool {
 	n := len(s.bits)
-	if len(h.bits) < n {
-		n = len(h.bits)
+	if n > maxPhraseWords {
+		n = maxPhraseWords
 	}
 	for i := 0; i < n; i++ {
 		if h.bits[i]&s.bits[i] != 0 {
@@ -71,16 +76,25 @@ func scanPhrases(l string) hits {
 // compressed alphabet (the bytes that occur in phrases; every other byte
 // is class 0 and matches nothing).
 type acMachine struct {
-	class   [256]uint8
-	nclass  int
-	next    []int32 // state*nclass + class -> state
-	out     [][]int32
-	nwords  int
-	outAny  []bool
-	phrases int
+	class  [256]uint8
+	nclass int
+	// next maps row+class to the next state's row, where a state's row is
+	// state*nclass: the scan adds instead of multiplying per byte.
+	next []int32
+	// out lists the phrase IDs that end in each state, flat: the IDs of
+	// the state whose row is r are ids[outStart[r/nclass]:outStart[r/nclass+1]].
+	// hasOut is indexed by row, so the common case (no phrase ends here)
+	// costs one load.
+	hasOut   []bool
+	outStart []int32
+	ids      []int32
+	phrases  int
 }
 
 func buildAC(phrases []string) *acMachine {
+	if len(phrases) > maxPhraseWords*64 {
+		panic("explain: more registered phrases than maxPhraseWords holds")
+	}
 	m := &acMachine{phrases: len(phrases)}
 	// Alphabet.
 	n := 1
@@ -139,26 +153,40 @@ func buildAC(phrases []string) *acMachine {
 			}
 		}
 	}
-	m.out = make([][]int32, len(nodes))
-	for i := range nodes {
-		m.out[i] = nodes[i].out
+	// Rows instead of states in the table.
+	for i := range m.next {
+		m.next[i] *= int32(n)
 	}
+	m.hasOut = make([]bool, len(nodes)*n)
+	m.outStart = make([]int32, len(nodes)+1)
+	for i := range nodes {
+		m.outStart[i] = int32(len(m.ids))
+		m.ids = append(m.ids, nodes[i].out...)
+		if len(nodes[i].out) > 0 {
+			m.hasOut[i*n] = true
+		}
+	}
+	m.outStart[len(nodes)] = int32(len(m.ids))
 	return m
 }
 
 func (m *acMachine) scan(l string) hits {
-	h := hits{bits: make([]uint64, (m.phrases+63)/64)}
-	s := int32(0)
-	n := m.nclass
+	var h hits
+	row := int32(0)
+	n := int32(m.nclass)
+	next, hasOut := m.next, m.hasOut
 	for i := 0; i < len(l); i++ {
 		c := m.class[l[i]]
 		if c == 0 {
-			s = 0
+			row = 0
 			continue
 		}
-		s = m.next[int(s)*n+int(c)]
-		for _, id := range m.out[s] {
-			h.bits[id/64] |= 1 << (id % 64)
+		row = next[row+int32(c)]
+		if hasOut[row] {
+			st := row / n
+			for _, id := range m.ids[m.outStart[st]:m.outStart[st+1]] {
+				h.bits[id/64] |= 1 << (id % 64)
+			}
 		}
 	}
 	return h
@@ -169,7 +197,7 @@ func (m *acMachine) scan(l string) hits {
 func (t *txt) has(p string) bool {
 	if id, ok := phraseIDs[p]; ok {
 		buildOnce.Do(func() { automaton = buildAC(phraseList) })
-		return id/64 < len(t.h.bits) && t.h.bits[id/64]&(1<<(id%64)) != 0
+		return t.h.bits[id/64]&(1<<(id%64)) != 0
 	}
 	return strings.Contains(t.l, p)
 }

@@ -3,6 +3,7 @@ package explain
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxMessageBytes caps the text Classify reads from one message. Pull
@@ -90,7 +91,9 @@ func lowerASCII(s string) string {
 					b[j] = c + 'a' - 'A'
 				}
 			}
-			return string(b)
+			// b is never written again: hand it over as the string
+			// without a second copy (what strings.Builder does).
+			return unsafe.String(unsafe.SliceData(b), len(b))
 		}
 	}
 	return s

@@ -210,6 +210,9 @@ func init() {
 		Cause{Code: "runtime.error", Layer: LayerRuntime,
 			Summary: "The node's runtime failed after the download.",
 			Next:    []string{"Check containerd's log on the node (journalctl -u containerd)."}},
+		Cause{Code: "runtime.throttled", Layer: LayerRuntime,
+			Summary: "The kubelet's own pull rate limit (registryPullQPS / registryBurst) refused to start the pull: the registry was never asked.",
+			Next:    []string{"Raise registryPullQPS and registryBurst in the node's kubelet configuration (0 means no limit), or stagger the pods that start at once on the node; the registry's own rate limit is not involved."}},
 
 		// unknown
 		Cause{Code: "unknown.deadline", Layer: LayerUnknown,
