@@ -1,0 +1,312 @@
+package nodelab_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/cluster"
+	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodelab"
+)
+
+// The nodes of the scenario, AKS style.
+var (
+	systemNode = nodelab.NodeSpec{Name: "aks-system-10000000-vmss000000", Pool: "system", Mode: "System", NodeImageVersion: imageV1, Index: 1, Taints: []string{"CriticalAddonsOnly=true:NoSchedule"}}
+	poolA0     = nodelab.NodeSpec{Name: "aks-poola-20000000-vmss000000", Pool: "poola", Mode: "User", NodeImageVersion: imageV1, Index: 2}
+	poolA1     = nodelab.NodeSpec{Name: "aks-poola-20000000-vmss000001", Pool: "poola", Mode: "User", NodeImageVersion: imageV1, Index: 3}
+	poolB0     = nodelab.NodeSpec{Name: "aks-poolb-30000000-vmss000000", Pool: "poolb", Mode: "User", NodeImageVersion: imageV1, Index: 4}
+	poolC0     = nodelab.NodeSpec{Name: "aks-poolc-40000000-vmss000000", Pool: "poolc", Mode: "User", NodeImageVersion: imageV1, Index: 5}
+)
+
+// TestRealNodes is issue 10's scenario on real kubelets:
+//
+//  1. pool A's two nodes pull and run the app while the path works; the
+//     tainted system pool runs nothing of it;
+//  2. the autoscaler's TriggeredScaleUp (posted as the autoscaler writes
+//     it) names pool B's scale set, and pool B's node, whose route to the
+//     registry network is missing, gets the third replica: the kubelet
+//     writes containerd's failure;
+//  3. pool C, eligible and forgotten, runs nothing, and its route to the
+//     blob host is missing;
+//  4. once the kubelets have refreshed status.images (every 30 s),
+//     `pullpath diagnose deployment/app -n shop --probe` runs next to the
+//     cluster: its verdict must name the layer and role the kubelet's
+//     event shows, pool A's replicas must be running only because cached,
+//     the eligible pools must be those the scheduler uses, and the probe
+//     Jobs on the landed node and on the newest node of every eligible pool
+//     must agree with each pool's real failure (ok on pool A);
+//  5. `--cleanup` leaves no Job or Pod, and the machine's sysctls and
+//     iptables are as before.
+func TestRealNodes(t *testing.T) {
+	before := nodelab.Snapshot(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	w := startWorld(t, ctx, []string{systemNode.Name, poolA0.Name, poolA1.Name, poolB0.Name, poolC0.Name})
+	t.Cleanup(func() {
+		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
+			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
+		}
+	})
+	phase := time.Now()
+	for _, s := range []nodelab.NodeSpec{systemNode, poolA0, poolA1} {
+		w.addNode(ctx, s)
+	}
+	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.cs.AppsV1().Deployments(namespace).Create(ctx, appDeployment(w.image, 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.poll(ctx, 2*time.Minute, "2 replicas running on pool A", func() bool {
+		n := 0
+		for _, p := range w.pods(ctx) {
+			if running(&p) && strings.HasPrefix(p.Spec.NodeName, "aks-poola-") {
+				n++
+			}
+		}
+		return n == 2
+	})
+	t.Logf("phase 1 (pool A pulls while the path works): %v", time.Since(phase).Round(time.Millisecond))
+
+	// 2. Scale up: the third replica cannot be placed (one per node, the
+	// system pool is tainted); the autoscaler names pool B's scale set.
+	phase = time.Now()
+	sc, err := w.cs.AppsV1().Deployments(namespace).GetScale(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Replicas = 3
+	if _, err := w.cs.AppsV1().Deployments(namespace).UpdateScale(ctx, "app", sc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pending corev1.Pod
+	w.poll(ctx, time.Minute, "a pending third replica", func() bool {
+		for _, p := range w.pods(ctx) {
+			if p.Spec.NodeName == "" {
+				pending = p
+				return true
+			}
+		}
+		return false
+	})
+	postScaleUp(t, ctx, w, &pending, "aks-poolb-30000000-vmss")
+	w.addNode(ctx, poolB0, []string{"route", "add", "throw", nodelab.RegistrySubnet.String()})
+	ev := w.failedPull(ctx, pending.Name)
+	t.Logf("kubelet on pool B: %s", ev.Message)
+	w.record("missing-route", "poolb", ev)
+	t.Logf("phase 2 (scale-up onto pool B, no route to the registry): %v", time.Since(phase).Round(time.Millisecond))
+
+	// 3. The forgotten pool: eligible, runs nothing, no route to the blob host.
+	w.addNode(ctx, poolC0, []string{"route", "add", "throw", nodelab.Blob.String() + "/32"})
+
+	// 4. status.images is refreshed every 30 s: wait for pool A to list it.
+	phase = time.Now()
+	w.poll(ctx, 90*time.Second, "pool A's status.images to list the app image", func() bool {
+		return w.cachedOn(ctx, poolA0.Name, w.image) && w.cachedOn(ctx, poolA1.Name, w.image)
+	})
+	t.Logf("status.images listed the image after %v", time.Since(phase).Round(time.Millisecond))
+
+	phase = time.Now()
+	out, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage,
+		"--probe-deadline", "60s", "-o", "json")
+	t.Logf("diagnose --probe: exit %d after %v\n%s", code, time.Since(phase).Round(time.Millisecond), stderr)
+	var r cluster.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("diagnose output is not a report: %v\n%s", err, out)
+	}
+	checkDiagnosis(t, w, &r)
+
+	// 5. --cleanup, then nothing of pullpath's is left.
+	if _, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--cleanup"); code != 0 {
+		t.Errorf("diagnose --cleanup: exit %d\n%s", code, stderr)
+	}
+	sel := metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"}
+	w.poll(ctx, time.Minute, "no probe Job or Pod left", func() bool {
+		jobs, err1 := w.cs.BatchV1().Jobs(namespace).List(ctx, sel)
+		pods, err2 := w.cs.CoreV1().Pods(namespace).List(ctx, sel)
+		return err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(pods.Items) == 0
+	})
+	w.writeGolden()
+	t.Logf("whole scenario: %v", time.Since(w.start).Round(time.Millisecond))
+}
+
+// postScaleUp writes the cluster autoscaler's TriggeredScaleUp event on pod
+// exactly as the autoscaler does: reason TriggeredScaleUp, message
+// "pod triggered scale-up: %v" of its ScaleUpInfos, each "{%v %v->%v (max:
+// %v)}" (kubernetes/autoscaler cluster-autoscaler/processors/status/
+// eventing_scale_up_processor.go, processors/nodegroupset/
+// nodegroup_set_processor.go). The autoscaler cannot run here.
+func postScaleUp(t *testing.T, ctx context.Context, w *world, pod *corev1.Pod, group string) {
+	now := metav1.Now()
+	_, err := w.cs.CoreV1().Events(namespace).Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
+		Reason:         "TriggeredScaleUp", Type: corev1.EventTypeNormal,
+		Message:        "pod triggered scale-up: [{" + group + " 0->1 (max: 3)}]",
+		Source:         corev1.EventSource{Component: "cluster-autoscaler"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantByPool is what each eligible pool's path does to the app image.
+var wantByPool = map[string]struct {
+	ok          bool
+	layer, role string
+}{
+	"poola": {ok: true},
+	"poolb": {layer: "route", role: "registry"},
+	"poolc": {layer: "route", role: "blob"},
+}
+
+func checkDiagnosis(t *testing.T, w *world, r *cluster.Report) {
+	t.Helper()
+	if r.Verdict.OK || string(r.Verdict.Layer) != "route" || string(r.Verdict.Role) != "registry" {
+		t.Errorf("verdict = %s/%s role %s, want route at the registry (the kubelet's event)", r.Verdict.Layer, r.Verdict.Cause, r.Verdict.Role)
+	}
+	if r.Node != poolB0.Name {
+		t.Errorf("landed node = %q, want %s", r.Node, poolB0.Name)
+	}
+	if r.Trigger.Kind != cluster.TriggerScaleUp || !strings.Contains(r.Trigger.Evidence, "TriggeredScaleUp") {
+		t.Errorf("trigger = %+v, want scale-up from the autoscaler's event", r.Trigger)
+	}
+	// Eligible pools are where the scheduler placed or could place pods.
+	eligible := map[string]bool{}
+	for _, p := range r.Pools {
+		eligible[p.Name] = p.Eligible
+	}
+	for pool, want := range map[string]bool{"system": false, "poola": true, "poolb": true, "poolc": true} {
+		if eligible[pool] != want {
+			t.Errorf("pool %s eligible = %v, want %v (the scheduler's placement)", pool, eligible[pool], want)
+		}
+	}
+	for _, p := range w.pods(context.Background()) {
+		if p.Spec.NodeName != "" && !eligible[poolOf(p.Spec.NodeName)] {
+			t.Errorf("the scheduler placed %s on %s, a pool diagnose calls ineligible", p.Name, p.Spec.NodeName)
+		}
+	}
+	// Replicas on pool A run only because their nodes had the image.
+	cacheOnly := 0
+	for _, rp := range r.Replicas {
+		if strings.HasPrefix(rp.Node, "aks-poola-") {
+			if !rp.CacheOnly {
+				t.Errorf("replica %s on %s: cache-only = false, want true (%s)", rp.Pod, rp.Node, rp.Basis)
+			}
+			cacheOnly++
+		}
+	}
+	if cacheOnly != 2 {
+		t.Errorf("cache-only replicas on pool A = %d, want 2: %+v", cacheOnly, r.Replicas)
+	}
+	// Probe Jobs: on the landed node and the newest node of every eligible
+	// pool, each agreeing with that pool's real path.
+	probed := map[string]*cluster.Node{}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Probe != nil {
+			probed[n.Pool] = n
+			t.Logf("probe on %s (%s): %s %s/%s role %s endpoint %s %s", n.Name, n.Pool, n.Probe.Status, n.Probe.Verdict.Layer, n.Probe.Verdict.Cause, n.Probe.Verdict.Role, n.Probe.Verdict.Endpoint, n.Probe.Error)
+		}
+	}
+	if probed["system"] != nil {
+		t.Errorf("a probe ran on the ineligible system pool")
+	}
+	for pool, want := range wantByPool {
+		n := probed[pool]
+		if n == nil {
+			t.Errorf("no probe ran on pool %s", pool)
+			continue
+		}
+		v := n.Probe.Verdict
+		switch {
+		case n.Probe.Status != cluster.ProbeDone:
+			t.Errorf("probe on %s: status %s (%s), want done", n.Name, n.Probe.Status, n.Probe.Error)
+		case want.ok && !v.OK:
+			t.Errorf("probe on %s (%s): %s/%s, want ok", n.Name, pool, v.Layer, v.Cause)
+		case !want.ok && (v.OK || string(v.Layer) != want.layer || string(v.Role) != want.role):
+			t.Errorf("probe on %s (%s): %s/%s role %s, want %s at %s", n.Name, pool, v.Layer, v.Cause, v.Role, want.layer, want.role)
+		}
+	}
+	if n := probed["poolb"]; n != nil && n.Name != poolB0.Name {
+		t.Errorf("pool B's probe ran on %s, want the landed node %s", n.Name, poolB0.Name)
+	}
+	if n := probed["poolc"]; n != nil && n.Name != poolC0.Name {
+		t.Errorf("pool C's probe ran on %s, want its newest node %s", n.Name, poolC0.Name)
+	}
+	// The kubelet's own text, classified offline, must agree with the probe.
+	for i := range w.events {
+		e := &w.events[i]
+		if n := probed[e.Pool]; n != nil {
+			e.Layer, e.Cause, e.Role = string(n.Probe.Verdict.Layer), n.Probe.Verdict.Cause, string(n.Probe.Verdict.Role)
+		}
+		res := explain.Classify(e.Message)
+		if string(res.Verdict.Layer) != e.Layer || string(res.Verdict.Role) != e.Role {
+			t.Errorf("explain(kubelet's %s on %s) = %s/%s role %s, the probe says %s/%s role %s", e.Reason, e.Pool, res.Verdict.Layer, res.Verdict.Cause, res.Verdict.Role, e.Layer, e.Cause, e.Role)
+		}
+	}
+}
+
+func poolOf(node string) string {
+	parts := strings.Split(node, "-")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+func (w *world) record(scenario, pool string, e corev1.Event) {
+	w.events = append(w.events, recorded{Scenario: scenario, Pool: pool, Reason: e.Reason, Message: e.Message})
+}
+
+const goldenFile = "testdata/kubelet-messages.json"
+
+// writeGolden keeps the kubelets' messages (with -update) as golden inputs
+// for explain (TestKubeletMessagesExplain).
+func (w *world) writeGolden() {
+	if !*update {
+		return
+	}
+	b, err := json.MarshalIndent(w.events, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(goldenFile), append(b, '\n'), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// TestKubeletMessagesExplain classifies what real kubelets and containerd
+// wrote in the node tier (testdata/kubelet-messages.json, recorded with
+// -update) and checks explain gives the verdict the probe Job gave on the
+// same pool. It needs no root.
+func TestKubeletMessagesExplain(t *testing.T) {
+	b, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Skipf("no recorded kubelet messages (%v): run the node tier with -update", err)
+	}
+	var recs []recorded
+	if err := json.Unmarshal(b, &recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		t.Fatal("no recorded kubelet messages")
+	}
+	for _, e := range recs {
+		t.Run(e.Scenario, func(t *testing.T) {
+			res := explain.Classify(e.Message)
+			if string(res.Verdict.Layer) != e.Layer || string(res.Verdict.Role) != e.Role || res.Verdict.Cause != e.Cause {
+				t.Errorf("Classify(%q) = %s/%s role %s, the probe said %s/%s role %s", e.Message, res.Verdict.Layer, res.Verdict.Cause, res.Verdict.Role, e.Layer, e.Cause, e.Role)
+			}
+		})
+	}
+}
