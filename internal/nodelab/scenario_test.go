@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ var (
 	poolA1     = nodelab.NodeSpec{Name: "aks-poola-20000000-vmss000001", Pool: "poola", Mode: "User", NodeImageVersion: imageV1, Index: 3}
 	poolB0     = nodelab.NodeSpec{Name: "aks-poolb-30000000-vmss000000", Pool: "poolb", Mode: "User", NodeImageVersion: imageV1, Index: 4}
 	poolC0     = nodelab.NodeSpec{Name: "aks-poolc-40000000-vmss000000", Pool: "poolc", Mode: "User", NodeImageVersion: imageV1, Index: 5}
+	poolA2     = nodelab.NodeSpec{Name: "aks-poola-20000000-vmss000002", Pool: "poola", Mode: "User", NodeImageVersion: imageV1, Index: 6}
 )
 
 // TestRealNodes is issue 10's scenario on real kubelets:
@@ -43,13 +45,18 @@ var (
 //     the eligible pools must be those the scheduler uses, and the probe
 //     Jobs on the landed node and on the newest node of every eligible pool
 //     must agree with each pool's real failure (ok on pool A);
-//  5. `--cleanup` leaves no Job or Pod, and the machine's sysctls and
+//  5. the lie: pool A's path goes away after its pull, a third pool A node
+//     is added and gets the fourth replica: the cached nodes keep running,
+//     the new one fails, and diagnose now marks pool A's replicas as
+//     running only because cached, with the probe on pool A's newest node
+//     failing as the kubelet does;
+//  6. `--cleanup` leaves no Job or Pod, and the machine's sysctls and
 //     iptables are as before.
 func TestRealNodes(t *testing.T) {
 	before := nodelab.Snapshot(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	w := startWorld(t, ctx, []string{systemNode.Name, poolA0.Name, poolA1.Name, poolB0.Name, poolC0.Name})
+	w := startWorld(t, ctx, []string{systemNode.Name, poolA0.Name, poolA1.Name, poolB0.Name, poolC0.Name, poolA2.Name})
 	t.Cleanup(func() {
 		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
 			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
@@ -114,18 +121,67 @@ func TestRealNodes(t *testing.T) {
 	})
 	t.Logf("status.images listed the image after %v", time.Since(phase).Round(time.Millisecond))
 
-	phase = time.Now()
-	out, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage,
-		"--probe-deadline", "60s", "-o", "json")
-	t.Logf("diagnose --probe: exit %d after %v\n%s", code, time.Since(phase).Round(time.Millisecond), stderr)
-	var r cluster.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("diagnose output is not a report: %v\n%s", err, out)
-	}
-	checkDiagnosis(t, w, &r)
+	r := w.diagnose(ctx, "first diagnosis")
+	checkDiagnosis(t, w, r, expectation{
+		landed:    []string{poolB0.Name},
+		verdict:   want{layer: "route", role: "registry"},
+		byPool:    map[string]want{"poola": {ok: true}, "poolb": {layer: "route", role: "registry"}, "poolc": {layer: "route", role: "blob"}},
+		cacheOnly: false,
+	})
+	w.checkExplain()
 
-	// 5. --cleanup, then nothing of pullpath's is left.
-	if _, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--cleanup"); code != 0 {
+	// 5. The lie: pool A loses its path after the pull; a new pool A node
+	// gets the next replica. The forgotten pool is cordoned while the
+	// scheduler places it (one replica per node would otherwise put it
+	// there), and uncordoned before diagnose runs.
+	phase = time.Now()
+	for _, name := range []string{poolA0.Name, poolA1.Name} {
+		if err := w.nodes[name].Fault(ctx, "route", "add", "throw", nodelab.RegistrySubnet.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.cordon(ctx, poolC0.Name, true)
+	sc, err = w.cs.AppsV1().Deployments(namespace).GetScale(ctx, "app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Spec.Replicas = 4
+	if _, err := w.cs.AppsV1().Deployments(namespace).UpdateScale(ctx, "app", sc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.poll(ctx, time.Minute, "a pending fourth replica", func() bool {
+		for _, p := range w.pods(ctx) {
+			if p.Spec.NodeName == "" {
+				pending = p
+				return true
+			}
+		}
+		return false
+	})
+	postScaleUp(t, ctx, w, &pending, "aks-poola-20000000-vmss")
+	w.addNode(ctx, poolA2, []string{"route", "add", "throw", nodelab.RegistrySubnet.String()})
+	ev = w.failedPull(ctx, pending.Name)
+	t.Logf("kubelet on pool A's new node: %s", ev.Message)
+	w.record("cache-lie", "poola", ev)
+	w.cordon(ctx, poolC0.Name, false)
+	for _, p := range w.pods(ctx) {
+		if strings.HasPrefix(p.Spec.NodeName, "aks-poola-2") && p.Spec.NodeName != poolA2.Name && !running(&p) {
+			t.Errorf("replica %s on cached node %s stopped running after the path went away", p.Name, p.Spec.NodeName)
+		}
+	}
+	t.Logf("phase 5 (pool A loses its path, a new pool A node fails): %v", time.Since(phase).Round(time.Millisecond))
+	r = w.diagnose(ctx, "diagnosis of the lie")
+	checkDiagnosis(t, w, r, expectation{
+		landed:    []string{poolB0.Name, poolA2.Name},
+		verdict:   want{layer: "route", role: "registry"},
+		byPool:    map[string]want{"poola": {layer: "route", role: "registry"}, "poolb": {layer: "route", role: "registry"}, "poolc": {layer: "route", role: "blob"}},
+		newest:    map[string]string{"poola": poolA2.Name},
+		cacheOnly: true,
+	})
+	w.checkExplain()
+
+	// 6. --cleanup, then nothing of pullpath's is left.
+	if _, stderr, code := w.runPullpath(ctx, "diagnose", "-n", namespace, "--cleanup"); code != 0 {
 		t.Errorf("diagnose --cleanup: exit %d\n%s", code, stderr)
 	}
 	sel := metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"}
@@ -159,23 +215,61 @@ func postScaleUp(t *testing.T, ctx context.Context, w *world, pod *corev1.Pod, g
 	}
 }
 
-// wantByPool is what each eligible pool's path does to the app image.
-var wantByPool = map[string]struct {
+type want struct {
 	ok          bool
 	layer, role string
-}{
-	"poola": {ok: true},
-	"poolb": {layer: "route", role: "registry"},
-	"poolc": {layer: "route", role: "blob"},
 }
 
-func checkDiagnosis(t *testing.T, w *world, r *cluster.Report) {
-	t.Helper()
-	if r.Verdict.OK || string(r.Verdict.Layer) != "route" || string(r.Verdict.Role) != "registry" {
-		t.Errorf("verdict = %s/%s role %s, want route at the registry (the kubelet's event)", r.Verdict.Layer, r.Verdict.Cause, r.Verdict.Role)
+// expectation is what one diagnose run must find.
+type expectation struct {
+	landed  []string // any of these
+	verdict want
+	// byPool is each eligible pool's probe verdict.
+	byPool map[string]want
+	// newest names the node a pool's probe must run on, where it is not
+	// the pool's only node.
+	newest map[string]string
+	// cacheOnly is whether pool A's first two replicas run only because
+	// their nodes hold the image.
+	cacheOnly bool
+}
+
+// diagnose runs `pullpath diagnose deployment/app -n shop --probe` next to
+// the cluster and decodes its report.
+func (w *world) diagnose(ctx context.Context, what string) *cluster.Report {
+	w.t.Helper()
+	phase := time.Now()
+	out, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage,
+		"--probe-deadline", "60s", "-o", "json")
+	w.t.Logf("%s: diagnose --probe exit %d after %v\n%s", what, code, time.Since(phase).Round(time.Millisecond), stderr)
+	var r cluster.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		w.t.Fatalf("diagnose output is not a report: %v\n%s", err, out)
 	}
-	if r.Node != poolB0.Name {
-		t.Errorf("landed node = %q, want %s", r.Node, poolB0.Name)
+	w.last = &r
+	return &r
+}
+
+func (w *world) cordon(ctx context.Context, node string, on bool) {
+	w.t.Helper()
+	n, err := w.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	n.Spec.Unschedulable = on
+	if _, err := w.cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func checkDiagnosis(t *testing.T, w *world, r *cluster.Report, x expectation) {
+	t.Helper()
+	t.Logf("summary: %s", r.Summary)
+	if r.Verdict.OK || string(r.Verdict.Layer) != x.verdict.layer || string(r.Verdict.Role) != x.verdict.role {
+		t.Errorf("verdict = %s/%s role %s, want %s at the %s (the kubelet's event)", r.Verdict.Layer, r.Verdict.Cause, r.Verdict.Role, x.verdict.layer, x.verdict.role)
+	}
+	if !slices.Contains(x.landed, r.Node) {
+		t.Errorf("landed node = %q, want one of %v", r.Node, x.landed)
 	}
 	if r.Trigger.Kind != cluster.TriggerScaleUp || !strings.Contains(r.Trigger.Evidence, "TriggeredScaleUp") {
 		t.Errorf("trigger = %+v, want scale-up from the autoscaler's event", r.Trigger)
@@ -195,63 +289,73 @@ func checkDiagnosis(t *testing.T, w *world, r *cluster.Report) {
 			t.Errorf("the scheduler placed %s on %s, a pool diagnose calls ineligible", p.Name, p.Spec.NodeName)
 		}
 	}
-	// Replicas on pool A run only because their nodes had the image.
-	cacheOnly := 0
+	// Pool A's cached replicas: running only because cached, or not.
+	n := 0
 	for _, rp := range r.Replicas {
-		if strings.HasPrefix(rp.Node, "aks-poola-") {
-			if !rp.CacheOnly {
-				t.Errorf("replica %s on %s: cache-only = false, want true (%s)", rp.Pod, rp.Node, rp.Basis)
+		if rp.Node == poolA0.Name || rp.Node == poolA1.Name {
+			t.Logf("replica %s on %s: cache-only %v (%s)", rp.Pod, rp.Node, rp.CacheOnly, rp.Basis)
+			if rp.CacheOnly != x.cacheOnly {
+				t.Errorf("replica %s on %s: cache-only = %v, want %v (%s)", rp.Pod, rp.Node, rp.CacheOnly, x.cacheOnly, rp.Basis)
 			}
-			cacheOnly++
+			n++
 		}
 	}
-	if cacheOnly != 2 {
-		t.Errorf("cache-only replicas on pool A = %d, want 2: %+v", cacheOnly, r.Replicas)
+	if n != 2 {
+		t.Errorf("replicas on pool A's cached nodes = %d, want 2: %+v", n, r.Replicas)
 	}
 	// Probe Jobs: on the landed node and the newest node of every eligible
 	// pool, each agreeing with that pool's real path.
 	probed := map[string]*cluster.Node{}
 	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		if n.Probe != nil {
-			probed[n.Pool] = n
-			t.Logf("probe on %s (%s): %s %s/%s role %s endpoint %s %s", n.Name, n.Pool, n.Probe.Status, n.Probe.Verdict.Layer, n.Probe.Verdict.Cause, n.Probe.Verdict.Role, n.Probe.Verdict.Endpoint, n.Probe.Error)
+		nd := &r.Nodes[i]
+		if nd.Probe == nil {
+			continue
+		}
+		v := nd.Probe.Verdict
+		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, v.OK, v.Layer, v.Cause, v.Role, v.Endpoint, nd.Probe.Error)
+		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
+			probed[nd.Pool] = nd
 		}
 	}
 	if probed["system"] != nil {
 		t.Errorf("a probe ran on the ineligible system pool")
 	}
-	for pool, want := range wantByPool {
-		n := probed[pool]
-		if n == nil {
+	for pool, want := range x.byPool {
+		nd := probed[pool]
+		if nd == nil {
 			t.Errorf("no probe ran on pool %s", pool)
 			continue
 		}
-		v := n.Probe.Verdict
+		if name := x.newest[pool]; name != "" && nd.Name != name {
+			t.Errorf("pool %s's newest probe ran on %s, want %s", pool, nd.Name, name)
+		}
+		v := nd.Probe.Verdict
 		switch {
-		case n.Probe.Status != cluster.ProbeDone:
-			t.Errorf("probe on %s: status %s (%s), want done", n.Name, n.Probe.Status, n.Probe.Error)
+		case nd.Probe.Status != cluster.ProbeDone:
+			t.Errorf("probe on %s: status %s (%s), want done", nd.Name, nd.Probe.Status, nd.Probe.Error)
 		case want.ok && !v.OK:
-			t.Errorf("probe on %s (%s): %s/%s, want ok", n.Name, pool, v.Layer, v.Cause)
+			t.Errorf("probe on %s (%s): %s/%s, want ok", nd.Name, pool, v.Layer, v.Cause)
 		case !want.ok && (v.OK || string(v.Layer) != want.layer || string(v.Role) != want.role):
-			t.Errorf("probe on %s (%s): %s/%s role %s, want %s at %s", n.Name, pool, v.Layer, v.Cause, v.Role, want.layer, want.role)
+			t.Errorf("probe on %s (%s): %s/%s role %s, want %s at %s", nd.Name, pool, v.Layer, v.Cause, v.Role, want.layer, want.role)
 		}
 	}
-	if n := probed["poolb"]; n != nil && n.Name != poolB0.Name {
-		t.Errorf("pool B's probe ran on %s, want the landed node %s", n.Name, poolB0.Name)
-	}
-	if n := probed["poolc"]; n != nil && n.Name != poolC0.Name {
-		t.Errorf("pool C's probe ran on %s, want its newest node %s", n.Name, poolC0.Name)
-	}
-	// The kubelet's own text, classified offline, must agree with the probe.
+	w.probed = probed
+}
+
+// checkExplain classifies the kubelets' own text offline: it must agree
+// with the probe Job on the same pool.
+func (w *world) checkExplain() {
 	for i := range w.events {
 		e := &w.events[i]
-		if n := probed[e.Pool]; n != nil {
-			e.Layer, e.Cause, e.Role = string(n.Probe.Verdict.Layer), n.Probe.Verdict.Cause, string(n.Probe.Verdict.Role)
+		if e.Layer != "" {
+			continue
+		}
+		if nd := w.probed[e.Pool]; nd != nil {
+			e.Layer, e.Cause, e.Role = string(nd.Probe.Verdict.Layer), nd.Probe.Verdict.Cause, string(nd.Probe.Verdict.Role)
 		}
 		res := explain.Classify(e.Message)
-		if string(res.Verdict.Layer) != e.Layer || string(res.Verdict.Role) != e.Role {
-			t.Errorf("explain(kubelet's %s on %s) = %s/%s role %s, the probe says %s/%s role %s", e.Reason, e.Pool, res.Verdict.Layer, res.Verdict.Cause, res.Verdict.Role, e.Layer, e.Cause, e.Role)
+		if string(res.Verdict.Layer) != e.Layer || string(res.Verdict.Role) != e.Role || res.Verdict.Cause != e.Cause {
+			w.t.Errorf("explain(kubelet's %s on %s) = %s/%s role %s, the probe says %s/%s role %s", e.Reason, e.Pool, res.Verdict.Layer, res.Verdict.Cause, res.Verdict.Role, e.Layer, e.Cause, e.Role)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/nodelab"
@@ -50,6 +51,9 @@ type world struct {
 	image  string
 	events []recorded
 	start  time.Time
+
+	last   *cluster.Report
+	probed map[string]*cluster.Node
 }
 
 // recorded is one message a kubelet wrote, kept as a golden input for
@@ -109,6 +113,7 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 	w := &world{t: t, bin: os.Getenv(nodelab.EnvBin), nodes: map[string]*nodelab.Node{}, start: time.Now()}
 	_ = nodelab.Sweep(ctx)
 	w.tools = buildTools(t)
+	t.Logf("built pullpath, the probe binary and pause in %v", time.Since(w.start).Round(time.Millisecond))
 	n, err := nodelab.NewNet(ctx)
 	if err != nil {
 		t.Fatalf("NewNet: %v", err)
@@ -147,6 +152,7 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 		t.Fatalf("starting the lab: %v", err)
 	}
 	w.lab = l
+	t.Logf("embedded lab up in the registry and DNS namespaces after %v", time.Since(w.start).Round(time.Millisecond))
 	ca, err := minireg.NewCA()
 	if err != nil {
 		t.Fatal(err)
