@@ -156,3 +156,11 @@ func (p *Proc) Wait() int {
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
+
+// Signal sends sig to the process group (Ctrl-C is syscall.SIGINT).
+func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
+}

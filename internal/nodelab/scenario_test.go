@@ -3,10 +3,12 @@ package nodelab_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,7 +172,7 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 	t.Logf("phase 5 (pool A loses its path, a new pool A node fails): %v", time.Since(phase).Round(time.Millisecond))
-	r = w.diagnose(ctx, "diagnosis of the lie")
+	r = w.diagnose(ctx, "diagnosis of the lie", "--keep")
 	checkDiagnosis(t, w, r, expectation{
 		landed:    []string{poolB0.Name, poolA2.Name},
 		verdict:   want{layer: "route", role: "registry"},
@@ -180,16 +182,44 @@ func TestRealNodes(t *testing.T) {
 	})
 	w.checkExplain()
 
+	// The kept Jobs show where and how the probes ran.
+	checkProbePods(t, ctx, w, r)
+
 	// 6. --cleanup, then nothing of pullpath's is left.
 	if _, stderr, code := w.runPullpath(ctx, "diagnose", "-n", namespace, "--cleanup"); code != 0 {
 		t.Errorf("diagnose --cleanup: exit %d\n%s", code, stderr)
 	}
+	w.noProbesLeft(ctx, "after --cleanup")
+
+	// Ctrl-C while the probes run leaves nothing either.
+	p, out := w.startPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage, "-o", "json")
 	sel := metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"}
-	w.poll(ctx, time.Minute, "no probe Job or Pod left", func() bool {
-		jobs, err1 := w.cs.BatchV1().Jobs(namespace).List(ctx, sel)
-		pods, err2 := w.cs.CoreV1().Pods(namespace).List(ctx, sel)
-		return err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(pods.Items) == 0
+	w.poll(ctx, time.Minute, "diagnose to create its probe Jobs", func() bool {
+		jobs, err := w.cs.BatchV1().Jobs(namespace).List(ctx, sel)
+		return err == nil && len(jobs.Items) > 0
 	})
+	if err := p.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := p.Wait()
+	stderr, _ := os.ReadFile(out + ".err")
+	t.Logf("diagnose --probe after Ctrl-C: exit %d\n%s", code, stderr)
+	w.noProbesLeft(ctx, "after Ctrl-C")
+
+	// The blob fault in the kubelet's words: a pod pinned to the forgotten
+	// pool, after the diagnoses, so that pool ran nothing while they ran.
+	blob := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "blob-check", Namespace: namespace},
+		Spec: corev1.PodSpec{NodeName: poolC0.Name, AutomountServiceAccountToken: ptr(false),
+			Containers: []corev1.Container{{Name: "app", Image: w.image, ImagePullPolicy: corev1.PullIfNotPresent}}},
+	}
+	if _, err := w.cs.CoreV1().Pods(namespace).Create(ctx, blob, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev = w.failedPull(ctx, blob.Name)
+	t.Logf("kubelet on pool C: %s", ev.Message)
+	w.record("blob-unreachable", "poolc", ev)
+	w.checkExplain()
 	w.writeGolden()
 	t.Logf("whole scenario: %v", time.Since(w.start).Round(time.Millisecond))
 }
@@ -236,11 +266,11 @@ type expectation struct {
 
 // diagnose runs `pullpath diagnose deployment/app -n shop --probe` next to
 // the cluster and decodes its report.
-func (w *world) diagnose(ctx context.Context, what string) *cluster.Report {
+func (w *world) diagnose(ctx context.Context, what string, extra ...string) *cluster.Report {
 	w.t.Helper()
 	phase := time.Now()
-	out, stderr, code := w.runPullpath(ctx, "diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage,
-		"--probe-deadline", "60s", "-o", "json")
+	out, stderr, code := w.runPullpath(ctx, append([]string{"diagnose", "deployment/app", "-n", namespace, "--probe", "--probe-image", probeImage,
+		"--probe-deadline", "60s", "-o", "json"}, extra...)...)
 	w.t.Logf("%s: diagnose --probe exit %d after %v\n%s", what, code, time.Since(phase).Round(time.Millisecond), stderr)
 	var r cluster.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
@@ -248,6 +278,57 @@ func (w *world) diagnose(ctx context.Context, what string) *cluster.Report {
 	}
 	w.last = &r
 	return &r
+}
+
+// noProbesLeft waits until no Job or Pod of pullpath's is left in the
+// namespace, as the API server says.
+func (w *world) noProbesLeft(ctx context.Context, when string) {
+	w.t.Helper()
+	sel := metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"}
+	w.poll(ctx, time.Minute, "no probe Job or Pod left "+when, func() bool {
+		jobs, err1 := w.cs.BatchV1().Jobs(namespace).List(ctx, sel)
+		pods, err2 := w.cs.CoreV1().Pods(namespace).List(ctx, sel)
+		return err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(pods.Items) == 0
+	})
+}
+
+// checkProbePods checks the kept probe pods: one per probed node, bound to
+// it, run to the end by its kubelet, on the host network with the node's
+// resolver and the host's directories mounted read-only.
+func checkProbePods(t *testing.T, ctx context.Context, w *world, r *cluster.Report) {
+	t.Helper()
+	pods, err := w.cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, n := range r.Nodes {
+		if n.Probe != nil {
+			want[n.Name] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, p := range pods.Items {
+		got[p.Spec.NodeName] = true
+		if !p.Spec.HostNetwork || p.Spec.DNSPolicy != corev1.DNSDefault {
+			t.Errorf("probe pod %s: hostNetwork %v, dnsPolicy %s; want the host network and the node's resolver", p.Name, p.Spec.HostNetwork, p.Spec.DNSPolicy)
+		}
+		for _, m := range p.Spec.Containers[0].VolumeMounts {
+			if strings.HasPrefix(m.MountPath, cluster.HostRoot) && !m.ReadOnly {
+				t.Errorf("probe pod %s mounts %s read-write", p.Name, m.MountPath)
+			}
+		}
+		ran := false
+		for _, cs := range p.Status.ContainerStatuses {
+			ran = ran || cs.State.Terminated != nil && !cs.State.Terminated.StartedAt.IsZero()
+		}
+		if !ran {
+			t.Errorf("probe pod %s on %s: the kubelet did not run it to the end: %+v", p.Name, p.Spec.NodeName, p.Status.ContainerStatuses)
+		}
+	}
+	if !maps.Equal(want, got) {
+		t.Errorf("probe pods ran on %v, want the probed nodes %v", got, want)
+	}
 }
 
 func (w *world) cordon(ctx context.Context, node string, on bool) {

@@ -263,14 +263,14 @@ func (w *world) poll(ctx context.Context, limit time.Duration, what string, cond
 	}
 }
 
-// runPullpath runs the pullpath binary inside the control-plane namespace
-// with the lab's resolv.conf, the way an operator runs it next to the
-// cluster, and returns its stdout and exit code.
-func (w *world) runPullpath(ctx context.Context, args ...string) (string, string, int) {
+// startPullpath starts the pullpath binary inside the control-plane
+// namespace with the lab's resolv.conf, the way an operator runs it next
+// to the cluster; stdout and stderr go to files named by the returned path
+// (+".err").
+func (w *world) startPullpath(ctx context.Context, args ...string) (*nodelab.Proc, string) {
 	w.t.Helper()
 	out := filepath.Join(w.net.Dir, fmt.Sprintf("pullpath-%d.out", time.Now().UnixNano()))
-	errf := out + ".err"
-	script := fmt.Sprintf("exec %s \"$@\" >%s 2>%s", filepath.Join(w.tools, "pullpath"), out, errf)
+	script := fmt.Sprintf("exec %s \"$@\" >%s 2>%s.err", filepath.Join(w.tools, "pullpath"), out, out)
 	p, err := nodelab.Start(ctx, nodelab.Spec{
 		NS:    w.net.Control,
 		Binds: []nodelab.Bind{{Source: filepath.Join(w.cp.Dir, "resolv.conf"), Target: "/etc/resolv.conf"}, {Source: filepath.Join(w.cp.Dir, "hosts"), Target: "/etc/hosts"}},
@@ -281,9 +281,17 @@ func (w *world) runPullpath(ctx context.Context, args ...string) (string, string
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	return p, out
+}
+
+// runPullpath runs pullpath (see startPullpath) and returns its stdout,
+// stderr and exit code.
+func (w *world) runPullpath(ctx context.Context, args ...string) (string, string, int) {
+	w.t.Helper()
+	p, out := w.startPullpath(ctx, args...)
 	code := p.Wait()
 	stdout, _ := os.ReadFile(out)
-	stderr, _ := os.ReadFile(errf)
+	stderr, _ := os.ReadFile(out + ".err")
 	return string(stdout), string(stderr), code
 }
 
