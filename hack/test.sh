@@ -4,6 +4,7 @@
 #   unit + embedded lab       always (binding :53/:443 on loopback needs root; otherwise random ports)
 #   network-namespace lab     root, Linux, ip and containerd (PULLPATH_NETLAB=1)
 #   real kube-apiserver tier  binaries built by tools/kube/build.sh (PULLPATH_KUBE_BIN)
+#   node tier (real kubelets) root, containerd, runc, containernetworking-plugins, the tools/kube binaries (PULLPATH_NODELAB=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,14 @@ if [ -x tools/kube/build.sh ] || [ -f tools/kube/build.sh ]; then
   else
     echo "test.sh: building kube-apiserver/etcd failed; the cluster tier will skip"
   fi
+fi
+
+# Node tier (internal/nodelab): real kubelets, containerd and runc in network namespaces.
+if [ "$(id -u)" = 0 ] && command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && [ -x "${PULLPATH_KUBE_BIN:-/nonexistent}/kubelet" ]; then
+  export PULLPATH_NODELAB=1
+  echo "test.sh: node tier on (kubelets from $PULLPATH_KUBE_BIN)"
+else
+  echo "test.sh: node tier skipped (needs root, containerd, runc, containernetworking-plugins and tools/kube/build.sh's kubelet: apt-get install containerd runc containernetworking-plugins)"
 fi
 
 go test -count=1 -timeout 20m ./...

@@ -253,7 +253,7 @@ func TestTriggerKinds(t *testing.T) {
 		detail string
 	}{
 		{"scale-up", func(*clustertest.Fixture) {}, TriggerScaleUp, "TriggeredScaleUp"},
-		{"scale-up without autoscaler event", dropScaleUpEvents, TriggerScaleUp, "after the 3 node(s) that hold the image"},
+		{"scale-up without autoscaler event", dropScaleUpEvents, TriggerScaleUp, "the 3 node(s) that hold the image"},
 		{"pool upgrade", func(f *clustertest.Fixture) {
 			moveToUser1(f, "AKSUbuntu-2204gen2containerd-202411.12.0")
 			dropScaleUpEvents(f)

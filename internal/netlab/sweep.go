@@ -14,6 +14,10 @@ import (
 // an earlier netlab run left behind: every pp-<pid>-... entry whose pid is
 // no longer alive. Live runs (parallel test binaries) are left alone.
 func Sweep(ctx context.Context) error {
+	return sweep(ctx, Prefix)
+}
+
+func sweep(ctx context.Context, prefix string) error {
 	var errs []error
 	seen := map[string]bool{}
 	for _, dir := range []string{netnsRunDir, netnsEtcDir} {
@@ -22,7 +26,7 @@ func Sweep(ctx context.Context) error {
 			continue
 		}
 		for _, e := range entries {
-			if stale(e.Name()) && !seen[e.Name()] {
+			if staleWith(prefix, e.Name()) && !seen[e.Name()] {
 				seen[e.Name()] = true
 				if err := deleteNetns(ctx, e.Name()); err != nil {
 					errs = append(errs, err)
@@ -33,7 +37,7 @@ func Sweep(ctx context.Context) error {
 	tmp := os.TempDir()
 	if entries, err := os.ReadDir(tmp); err == nil {
 		for _, e := range entries {
-			if e.IsDir() && stale(e.Name()) {
+			if e.IsDir() && staleWith(prefix, e.Name()) {
 				if err := os.RemoveAll(filepath.Join(tmp, e.Name())); err != nil {
 					errs = append(errs, err)
 				}
@@ -43,9 +47,10 @@ func Sweep(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// stale reports whether name is a netlab name whose creating process is gone.
-func stale(name string) bool {
-	rest, ok := strings.CutPrefix(name, Prefix)
+// staleWith reports whether name is a name of the tier with prefix whose
+// creating process is gone.
+func staleWith(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return false
 	}

@@ -34,7 +34,11 @@ type RegistryHost struct {
 	Path string
 	// Capabilities are "pull", "resolve", "push" and "referrers".
 	Capabilities []string
-	// Mirror is true for a [host."..."] entry, false for the server.
+	// Mirror is true for a [host."..."] entry that is not the server
+	// itself, false for the server. An entry whose scheme, host and path
+	// equal the server's is containerd's documented way to give the
+	// registry settings of its own (plain http, ca, skip_verify): it is the
+	// registry, tried first with those settings.
 	Mirror bool
 	// TLS is the client TLS configuration containerd uses for this host,
 	// with RootCAs set to the node trust store plus the host's ca files,
@@ -195,6 +199,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 	}
 
 	out := make([]RegistryHost, 0, len(rhosts))
+	server := rhosts[len(rhosts)-1]
 	for i, rh := range rhosts {
 		t, ok := transports[rh.Client]
 		if !ok {
@@ -205,7 +210,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			Scheme:       rh.Scheme,
 			Path:         rh.Path,
 			Capabilities: capabilityNames(rh.Capabilities),
-			Mirror:       spec != nil && i < len(rhosts)-1,
+			Mirror:       spec != nil && i < len(rhosts)-1 && !sameEndpoint(rh, server),
 			CAFiles:      caPerHost[i],
 			Header:       rh.Header,
 			Source:       source,
@@ -213,9 +218,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			DialTimeout:  30 * time.Second,
 			Client:       rh.Client,
 		}
-		if _, plain := rh.Client.Transport.(*http.Transport); !plain && rh.Scheme == "https" {
-			rh2.HTTPFallback = true
-		}
+		rh2.HTTPFallback = rh.Scheme == "https" && writtenScheme(rh) == "http"
 		if spec != nil && specs[i].DialTimeout != "" {
 			rh2.DialTimeout, _ = time.ParseDuration(specs[i].DialTimeout)
 		}
@@ -251,6 +254,24 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 		return out, parseErr
 	}
 	return out, nil
+}
+
+// sameEndpoint reports whether containerd hosts a and b name the same
+// endpoint: scheme, host and API path. A host containerd tries over HTTPS
+// first with an HTTP fallback was written http:// in hosts.toml, so it
+// counts as http.
+func sameEndpoint(a, b docker.RegistryHost) bool {
+	return writtenScheme(a) == writtenScheme(b) && a.Host == b.Host && a.Path == b.Path
+}
+
+func writtenScheme(h docker.RegistryHost) string {
+	if h.Client == nil {
+		return h.Scheme
+	}
+	if _, plain := h.Client.Transport.(*http.Transport); !plain && h.Scheme == "https" {
+		return "http"
+	}
+	return h.Scheme
 }
 
 // hostDir finds the certs.d directory containerd uses for host: for each

@@ -2,12 +2,18 @@ package nodeview
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	"github.com/containerd/containerd/v2/core/remotes/docker/config"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -223,6 +229,54 @@ func TestRegistryHosts(t *testing.T) {
 				{Host: "registry.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
 			},
 		},
+		{
+			name: "an entry equal to the server is the registry itself (plain http)",
+			host: "r.example:5000",
+			files: map[string]string{
+				d + "/r.example:5000/hosts.toml": "server = \"http://r.example:5000\"\n[host.\"http://r.example:5000\"]\ncapabilities = [\"pull\", \"resolve\"]\n",
+			},
+			want: []hostSummary{
+				{Host: "r.example:5000", Scheme: "http", Path: "/v2", Capabilities: []string{"pull", "resolve"}, Source: d + "/r.example:5000/hosts.toml", DialTimeout: 30 * time.Second},
+				{Host: "r.example:5000", Scheme: "http", Path: "/v2", Capabilities: allCaps, Source: d + "/r.example:5000/hosts.toml", DialTimeout: 30 * time.Second},
+			},
+		},
+		{
+			name: "an entry equal to the server with a ca is the registry; a mirror before it stays a mirror",
+			host: "registry.example",
+			files: map[string]string{
+				d + "/registry.example/hosts.toml":    "server = \"https://registry.example\"\n[host.\"https://mirror.example\"]\n[host.\"https://registry.example\"]\nca = \"mirror-ca.pem\"\n",
+				d + "/registry.example/mirror-ca.pem": string(mirrorCA.pem),
+			},
+			want: []hostSummary{
+				{Host: "mirror.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, Mirror: true, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+				{Host: "registry.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, CAFiles: []string{d + "/registry.example/mirror-ca.pem"}, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+				{Host: "registry.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+			},
+			trustCA: map[int]bool{1: true},
+		},
+		{
+			name: "an http entry with skip_verify equal to an http server is the registry",
+			host: "r.example:5000",
+			files: map[string]string{
+				d + "/r.example:5000/hosts.toml": "server = \"http://r.example:5000\"\n[host.\"http://r.example:5000\"]\nskip_verify = true\n",
+			},
+			want: []hostSummary{
+				{Host: "r.example:5000", Scheme: "https", Path: "/v2", Capabilities: allCaps, SkipVerify: true, HTTPFallback: true, Source: d + "/r.example:5000/hosts.toml", DialTimeout: 30 * time.Second, Warnings: []string{"tls.skip-verify"}},
+				{Host: "r.example:5000", Scheme: "http", Path: "/v2", Capabilities: allCaps, Source: d + "/r.example:5000/hosts.toml", DialTimeout: 30 * time.Second},
+			},
+		},
+		{
+			name: "same host on another path or scheme is a mirror",
+			host: "registry.example",
+			files: map[string]string{
+				d + "/registry.example/hosts.toml": "server = \"https://registry.example\"\n[host.\"https://registry.example/cache\"]\n[host.\"http://registry.example\"]\n",
+			},
+			want: []hostSummary{
+				{Host: "registry.example", Scheme: "https", Path: "/cache/v2", Capabilities: allCaps, Mirror: true, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+				{Host: "registry.example", Scheme: "http", Path: "/v2", Capabilities: allCaps, Mirror: true, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+				{Host: "registry.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -374,5 +428,62 @@ func TestRegistryHostsRejectsPathsAsHosts(t *testing.T) {
 				t.Errorf("RegistryHosts(%q) = %v, %v, want config.reference and no hosts", h, hs, err)
 			}
 		})
+	}
+}
+
+// TestRegistryHostsServerEntryAgainstContainerd runs containerd's own
+// resolver over a hosts.toml whose only [host] entry is the server itself
+// (plain http), against a loopback registry that answers 404: containerd
+// asks that one endpoint twice (the entry, then the server), and the plan
+// must name both as the registry, never as a mirror.
+func TestRegistryHostsServerEntryAgainstContainerd(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.Host+r.URL.Path)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	root := t.TempDir()
+	dir := "/etc/containerd/certs.d/" + host
+	writeFiles(t, root, map[string]string{
+		dir + "/hosts.toml": fmt.Sprintf("server = %q\n[host.%q]\ncapabilities = [\"pull\", \"resolve\"]\n", srv.URL, srv.URL),
+	})
+
+	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: config.ConfigureHosts(t.Context(), config.HostOptions{
+		HostDir: config.HostDirFromRoot(filepath.Join(root, "etc", "containerd", "certs.d")),
+	})})
+	_, _, err := resolver.Resolve(t.Context(), host+"/app:1")
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("containerd Resolve() error = %v, want not found", err)
+	}
+	want := []string{"HEAD " + host + "/v2/app/manifests/1", "HEAD " + host + "/v2/app/manifests/1"}
+	mu.Lock()
+	got := append([]string(nil), seen...)
+	mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("containerd's requests (-want +got):\n%s", diff)
+	}
+
+	v, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := v.RegistryHosts(t.Context(), host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 2 {
+		t.Fatalf("RegistryHosts(%q) = %d hosts, want the 2 containerd tried", host, len(hs))
+	}
+	for i, h := range hs {
+		if h.Host != host || h.Scheme != "http" || h.Mirror {
+			t.Errorf("RegistryHosts(%q)[%d] = %s://%s mirror=%v, want http://%s as the registry", host, i, h.Scheme, h.Host, h.Mirror, host)
+		}
 	}
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
-# build.sh builds the test-only kube-apiserver and etcd binaries from this
+# build.sh builds the test-only kube-apiserver and etcd binaries, and the
+# node tier's kubelet, kube-scheduler and kube-controller-manager, from this
 # module (tools/kube) into a cache directory keyed on the hash of go.mod and
-# go.sum, and prints that directory. It does nothing when the binaries are
-# already there. Tests find them through PULLPATH_KUBE_BIN:
+# go.sum, and prints that directory. It builds only the binaries missing
+# there. Tests find them through PULLPATH_KUBE_BIN:
 #
 #	export PULLPATH_KUBE_BIN="$(tools/kube/build.sh)"
 #	go test ./internal/cluster/... ./internal/cli/...
@@ -16,7 +17,12 @@ cache=${PULLPATH_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pullpath}
 hash=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)
 out="$cache/kube-$hash"
 
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
+bins="etcd kube-apiserver kubelet kube-scheduler kube-controller-manager"
+missing=
+for b in $bins; do
+	[ -x "$out/$b" ] || missing="$missing $b"
+done
+if [ -z "$missing" ]; then
 	echo "$out"
 	exit 0
 fi
@@ -26,9 +32,9 @@ tmp=$(mktemp -d "$out.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$here"
 # -trimpath keeps the binaries independent of this checkout's location.
-for b in etcd kube-apiserver; do
+for b in $missing; do
 	echo "building $b into $out" >&2
 	CGO_ENABLED=0 go build -trimpath -o "$tmp/$b" "./cmd/$b"
+	mv "$tmp/$b" "$out/"
 done
-mv "$tmp/etcd" "$tmp/kube-apiserver" "$out/"
 echo "$out"
