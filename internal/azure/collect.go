@@ -66,13 +66,30 @@ func (k *collection) fail(what string, err error) {
 }
 
 // trimAzError keeps the status and error code of an ARM error and drops
-// the SDK's multi-line dump of the request.
+// the SDK's multi-line dump of the request and the response body, which
+// may echo anything (a token included). The code keeps only the leading
+// identifier characters ARM codes are made of.
 func trimAzError(err error) error {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		return fmt.Errorf("%d %s", re.StatusCode, re.ErrorCode)
+		return fmt.Errorf("%d %s", re.StatusCode, armCode(re.ErrorCode))
 	}
 	return err
+}
+
+func armCode(code string) string {
+	end := 0
+	for end < len(code) && end < 64 {
+		c := code[end]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			break
+		}
+		end++
+	}
+	if end == 0 {
+		return "(no error code)"
+	}
+	return code[:end]
 }
 
 func (k *collection) network(sub string) *armnetwork.ClientFactory {
