@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/pullpath/pullpath/internal/cli"
+	"github.com/pullpath/pullpath/internal/cli/azurecmd"
 	"github.com/pullpath/pullpath/internal/cli/clustercmd"
 	"github.com/pullpath/pullpath/internal/cli/labcmd"
 )
@@ -19,7 +20,7 @@ func main() {
 	// exits 130; after it, a second one kills the process at once.
 	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args,
-		clustercmd.NewCmdDiagnose, clustercmd.NewCmdMonitor, labcmd.NewCmdDemo, labcmd.NewCmdLab)
+		clustercmd.NewCmdDiagnose, clustercmd.NewCmdMonitor, azurecmd.NewCmdAzure, labcmd.NewCmdDemo, labcmd.NewCmdLab)
 	stop()
 	os.Exit(code)
 }
