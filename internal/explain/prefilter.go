@@ -14,9 +14,9 @@ var failureWords = []string{
 	"unauthenticated", "wrong", "not ", "no ", "corrupt", "bad ", "illegal", "refus", "reject", "panic",
 	"status", "http", "unavailable", "gateway", "code", "dns", "tls", "proxy", "limit", "misbehav",
 	"dial", "lookup", "read tcp", "write tcp", "read udp", "connect", "cancel", "closed", "broken",
-	"awaiting", "media type", "mediatype", "untar", "tar", "write ", "overlay", "snapshot", "unpack",
+	"awaiting", "media type", "mediatype", "untar", "tar:", "archive", "write ", "overlay", "snapshot", "unpack",
 	"extract", "mount", "layer", "digest", "signature", "policy", "reference", "never", "killed", "oom", "could",
-	"warning", "lowercase", "must ", "required", "authentica", "credential", "token", "expect", "unexpected",
+	"warning", "deprecated", "schema", "lowercase", "must ", "required", "authentica", "credential", "token", "expect", "unexpected",
 }
 
 // prefilter is failureWords indexed by their first byte.
