@@ -391,6 +391,9 @@ func TestHostileSuite(t *testing.T) {
 			if v.OK {
 				cause = "ok"
 			}
+			if os.Getenv("PULLPATH_SHOW_HOSTILE") != "" {
+				t.Logf("report:\n%s", out[strings.LastIndex(out, "\n}\n")+3:])
+			}
 			t.Logf("hostile case %q: verdict %s (layer %s, owner %s) in %s, peak RSS %s", tc.name, cause, v.Layer, v.Owner, elapsed.Round(time.Millisecond), peak)
 			switch {
 			case tc.wantCause == "" && !v.OK:
