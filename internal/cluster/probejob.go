@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -310,7 +311,7 @@ func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarg
 					continue
 				}
 				r.Pod = p.Name
-				settleProbe(waitCtx, cs, p, r, classify, probeRef.host == target.host)
+				settleProbe(waitCtx, cs, p, r, classify, probeRef.host, target.host)
 			}
 		}
 		if pending() == 0 {
@@ -338,7 +339,22 @@ func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarg
 }
 
 // settleProbe updates r from the probe pod p when it has an outcome.
-func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, sameRegistry bool) {
+// probeHost and targetHost are the registries of the probe image and of the
+// diagnosed image. A pod whose sandbox cannot be created because the node
+// cannot pull its sandbox (pause) image never reports a container state:
+// the kubelet's FailedCreatePodSandBox event is the outcome then, and it is
+// evidence about the node's path like a probe image that cannot be pulled.
+func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, probeHost, targetHost string) {
+	sameRegistry := probeHost == targetHost
+	if p.Status.Phase == corev1.PodPending && !containerStarted(p) {
+		if msg, img := probePodSandboxEvent(ctx, cs, p); msg != "" {
+			r.Status = ProbeImagePull
+			r.Verdict = classify(msg)
+			r.SameRegistry = img != "" && parseImage(img).host == targetHost
+			r.Error = "the node could not pull its sandbox image " + img + " to start the probe: " + redact(msg)
+			return
+		}
+	}
 	for i := range p.Status.ContainerStatuses {
 		st := p.Status.ContainerStatuses[i].State
 		if w := st.Waiting; w != nil && pullReasons[w.Reason] {
@@ -377,6 +393,43 @@ func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// containerStarted reports whether a container of p has run or runs.
+func containerStarted(p *corev1.Pod) bool {
+	for _, st := range p.Status.ContainerStatuses {
+		if st.State.Running != nil || st.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sandboxImage matches the CRI runtime's "failed to get sandbox image
+// \"IMG\"" (containerd's sandbox_image pull) inside the kubelet's
+// FailedCreatePodSandBox event.
+var sandboxImage = regexp.MustCompile(`failed to get sandbox image \\?"([^"\\]+)\\?"`)
+
+// probePodSandboxEvent returns the kubelet's FailedCreatePodSandBox message
+// of a probe pod when it says the sandbox image could not be pulled, and
+// that image; "" when there is none.
+func probePodSandboxEvent(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) (msg, image string) {
+	c, cancel := reqCtx(ctx)
+	defer cancel()
+	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
+	if err != nil {
+		return "", ""
+	}
+	for i := range l.Items {
+		e := &l.Items[i]
+		if e.Reason != "FailedCreatePodSandBox" {
+			continue
+		}
+		if m := sandboxImage.FindStringSubmatch(e.Message); m != nil {
+			return e.Message, m[1]
+		}
+	}
+	return "", ""
+}
 
 // probePodPullEvent returns the message of the first detailed "Failed to
 // pull image" event of a probe pod, or "".

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // checkProbeJob asserts the safety and pinning properties of a probe Job,
@@ -99,5 +102,52 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 	}
 	if secret != "" && !slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == secret }) {
 		t.Errorf("pull secret %s not mounted", secret)
+	}
+}
+
+// TestSettleProbeSandboxImage: a node that cannot pull its sandbox (pause)
+// image never starts the probe container; the kubelet's
+// FailedCreatePodSandBox event is the probe's outcome, classified as
+// evidence about the node's path, not a timeout. The message is the shape
+// the node tier's kubelet (v1.32.4, containerd 1.6.20) wrote.
+func TestSettleProbeSandboxImage(t *testing.T) {
+	const msg = `Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "mcr.nodelab.test/oss/kubernetes/pause:3.10": failed to pull image "mcr.nodelab.test/oss/kubernetes/pause:3.10": failed to pull and unpack image "mcr.nodelab.test/oss/kubernetes/pause:3.10": failed to resolve reference "mcr.nodelab.test/oss/kubernetes/pause:3.10": failed to do request: Head "https://mcr.nodelab.test/v2/oss/kubernetes/pause/manifests/3.10": dial tcp 198.18.40.10:443: connect: network is unreachable`
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pullpath-probe-1", Namespace: "shop"},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "probe", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+		}}},
+	}
+	tests := []struct {
+		name, target string
+		events       []corev1.Event
+		want         ProbeStatus
+		same         bool
+	}{
+		{"sandbox image from another registry", "registry.lab.test", []corev1.Event{{Reason: "FailedCreatePodSandBox", Message: msg}}, ProbeImagePull, false},
+		{"sandbox image from the diagnosed registry", "mcr.nodelab.test", []corev1.Event{{Reason: "FailedCreatePodSandBox", Message: msg}}, ProbeImagePull, true},
+		{"sandbox fails for another reason: still waiting", "registry.lab.test", []corev1.Event{{Reason: "FailedCreatePodSandBox", Message: "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox"}}, ProbeTimeout, false},
+		{"no event yet: still waiting", "registry.lab.test", nil, ProbeTimeout, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := fake.NewClientset(pod.DeepCopy())
+			for i, e := range tt.events {
+				e.ObjectMeta = metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i), Namespace: "shop"}
+				e.InvolvedObject = corev1.ObjectReference{Kind: "Pod", Name: pod.Name, Namespace: "shop"}
+				if _, err := cs.CoreV1().Events("shop").Create(t.Context(), &e, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := &ProbeResult{Job: "j", Image: "mcr.nodelab.test/pullpath/pullpath-node:test", Status: ProbeTimeout}
+			settleProbe(t.Context(), cs, pod, r, classify, "mcr.nodelab.test", tt.target)
+			if r.Status != tt.want || r.SameRegistry != tt.same {
+				t.Fatalf("settleProbe: status %s same-registry %v, want %s %v (%s)", r.Status, r.SameRegistry, tt.want, tt.same, r.Error)
+			}
+			if tt.want == ProbeImagePull && (string(r.Verdict.Layer) != "route" || !strings.Contains(r.Error, "mcr.nodelab.test/oss/kubernetes/pause:3.10")) {
+				t.Errorf("settleProbe: verdict %s/%s, error %q; want route, naming the sandbox image", r.Verdict.Layer, r.Verdict.Cause, r.Error)
+			}
+		})
 	}
 }

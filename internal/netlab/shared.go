@@ -40,3 +40,6 @@ func KillGroup(cmd *exec.Cmd) error { return killGroup(cmd) }
 func SweepPrefix(ctx context.Context, prefix string) error {
 	return sweep(ctx, prefix)
 }
+
+// Tail returns the last n bytes of a file (a log), for error messages.
+func Tail(path string, n int) string { return tail(path, n) }

@@ -112,16 +112,7 @@ func (p *Proc) Stop(grace time.Duration) {
 // Tail returns the last n bytes of the process's log.
 func (p *Proc) Tail(n int) string { return tail(p.Spec.Log, n) }
 
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
-}
+func tail(path string, n int) string { return netlab.Tail(path, n) }
 
 // baseEnv is the environment of every lab process: no proxy, no CA
 // override, nothing of this process's own.

@@ -19,6 +19,9 @@ func (t *tracer) foreign(w verdict.Warning) {
 	host, port := splitEndpoint(w.Endpoint)
 	p, _ := strconv.Atoi(port)
 	ep := t.endpoint(host, p, t.roleOf(host, port))
+	if !t.claim(ep, "auth-foreign") {
+		return
+	}
 	t.addStep(ep, Step{Name: "auth", Target: "challenge from " + host, Status: StatusWarning, Cause: w.Code, Detail: w.Message})
 }
 

@@ -71,8 +71,236 @@ var password = secretForms(hPassword)
 // that each case's peak RSS is its own) and logs one line per case with its
 // verdict, time and peak RSS: the table of the closing note.
 func TestHostileSuite(t *testing.T) {
+	cases := hostileCases()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newHNet(t)
+			image, opts, rules := tc.setup(t, n)
+			resetPeakRSS()
+			start := time.Now()
+			rep, out := n.probeRun(t, image, opts)
+			elapsed := time.Since(start)
+			peak := peakRSS()
+			v := rep.Verdict
+			cause := v.Cause
+			if v.OK {
+				cause = "ok"
+			}
+			if os.Getenv("PULLPATH_SHOW_HOSTILE") != "" {
+				t.Logf("report:\n%s", out[strings.LastIndex(out, "\n}\n")+3:])
+			}
+			t.Logf("hostile case %q: verdict %s (layer %s, owner %s) in %s, peak RSS %s", tc.name, cause, v.Layer, v.Owner, elapsed.Round(time.Millisecond), peak)
+			switch {
+			case tc.wantCause == "" && !v.OK:
+				t.Errorf("verdict = %s (%s; %s), want ok", v.Cause, v.Summary, v.Evidence)
+			case tc.wantCause != "" && v.Cause != tc.wantCause:
+				t.Errorf("verdict = %s (%s; %s), want %s", cause, v.Summary, v.Evidence, tc.wantCause)
+			}
+			if tc.wantCause != "" && (v.Summary == "" || len(v.Next) == 0) {
+				t.Errorf("verdict %s has no summary or next steps", v.Cause)
+			}
+			if tc.wantWarn != "" && !hasWarning(rep, tc.wantWarn) {
+				t.Errorf("warnings %+v lack %s", rep.Warnings, tc.wantWarn)
+			}
+			if elapsed > 30*time.Second {
+				t.Errorf("the case took %s, want well under the deadline (30s)", elapsed)
+			}
+			if tc.maxRSS > 0 && peak.mib() > tc.maxRSS {
+				t.Errorf("peak RSS %s, want at most %d MiB (a hostile body must not be read whole)", peak, tc.maxRSS)
+			}
+			for _, r := range rules {
+				if what, ok := r.srv.saw(r.secrets); ok {
+					t.Errorf("credential leak: %s got %s", r.srv.Host, what)
+				}
+			}
+			for _, sec := range append(secretForms(hPassword, hRegToken, hForeign), tc.extra...) {
+				if strings.Contains(out, sec) {
+					t.Errorf("the report shows the secret %q:\n%s", sec, excerpt(out, sec))
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, rep)
+			}
+		})
+	}
+}
+
+func excerpt(out, sec string) string {
+	i := strings.Index(out, sec)
+	lo, hi := max(0, i-200), min(len(out), i+len(sec)+200)
+	return out[lo:hi]
+}
+
+func hasWarning(rep *probe.Report, code string) bool {
+	for _, w := range rep.Warnings {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func hasStep(rep *probe.Report, host, name string, st probe.Status) bool {
+	for _, ep := range rep.Endpoints {
+		if ep.Host != host {
+			continue
+		}
+		for _, s := range ep.Steps {
+			if s.Name == name && s.Status == st {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// streamManifest answers HEAD with the real digest and GET with a body of
+// size bytes (-1: endless) that starts like a manifest.
+func streamManifest(img *image, size int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Docker-Content-Digest", digest.FromBytes(img.manifest).String())
+		if size >= 0 {
+			w.Header().Set("Content-Length", fmt.Sprint(size))
+		}
+		if r.Method == http.MethodHead {
+			return
+		}
+		chunk := bytes.Repeat([]byte(" "), 256<<10)
+		w.Write([]byte(`{"schemaVersion":2,"layers":[`))
+		for sent := int64(0); size < 0 || sent < size-int64(len(chunk)); sent += int64(len(chunk)) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+}
+
+var bombOnce struct {
+	sync.Once
+	b []byte
+}
+
+// gzipBomb is 1 GiB of zeros, gzip-compressed (about 1 MiB).
+func gzipBomb(t *testing.T) []byte {
+	bombOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		zero := make([]byte, 1<<20)
+		for i := 0; i < 1024; i++ {
+			zw.Write(zero)
+		}
+		zw.Close()
+		bombOnce.b = buf.Bytes()
+	})
+	return bombOnce.b
+}
+
+// longChain issues a leaf through n-1 intermediates under a new root and
+// returns the leaf with its whole chain, and the root's PEM.
+func longChain(t *testing.T, n int) (tls.Certificate, []byte) {
+	t.Helper()
+	now := time.Now()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(100), Subject: pkix.Name{CommonName: "chain root"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootPEM := pemCert(der)
+	parent, parentKey := mustParse(t, der), key
+	var inter [][]byte
+	for i := 1; i < n; i++ {
+		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		ct := &x509.Certificate{SerialNumber: big.NewInt(int64(100 + i)), Subject: pkix.Name{CommonName: fmt.Sprintf("intermediate %d", i)}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		d, err := x509.CreateCertificate(rand.Reader, ct, parent, &k.PublicKey, parentKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inter = append([][]byte{d}, inter...)
+		parent, parentKey = mustParse(t, d), k
+	}
+	lk, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	lt := &x509.Certificate{SerialNumber: big.NewInt(99), Subject: pkix.Name{CommonName: hRegistry}, DNSNames: []string{hRegistry}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	ld, err := x509.CreateCertificate(rand.Reader, lt, parent, &lk.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: append([][]byte{ld}, inter...), PrivateKey: lk}, rootPEM
+}
+
+func mustParse(t *testing.T, der []byte) *x509.Certificate {
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type rss int64 // KiB
+
+func (r rss) mib() int { return int(r / 1024) }
+func (r rss) String() string {
+	if r < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d MiB", r.mib())
+}
+
+// resetPeakRSS resets the kernel's high-water mark of this process's
+// resident memory (clear_refs 5), so peakRSS measures one case.
+func resetPeakRSS() {
+	debug.FreeOSMemory()
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+func peakRSS() rss {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return rss(n)
+		}
+	}
+	return -1
+}
+
+const mirrorPassword = "mirror-pw-Qr56St78Uv90"
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// basicOnly is a mirror that wants Basic credentials of its own.
+type basicOnly struct {
+	fakeRegistry
+	user, pass string
+}
+
+func (b *basicOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if u, p, ok := r.BasicAuth(); !ok || u != b.user || p != b.pass {
+		w.Header().Set("WWW-Authenticate", `Basic realm="mirror"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	b.fakeRegistry.ServeHTTP(w, r)
+}
+
+// writeMirrorTOML puts mirror before reg in the node's hosts.toml for reg.
+func writeMirrorTOML(t *testing.T, n *hnet, reg, mirror *hsrv) {
+	dir := filepath.Join(n.root, "etc/containerd/certs.d", reg.Host)
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", reg.URL, mirror.URL)), 0o644))
+}
+
+// hostileCases are the cases of TestHostileSuite (and of TestHostileServe).
+func hostileCases() []hostileCase {
 	layer := bytes.Repeat([]byte("hostile-layer "), 4096)
-	cases := []hostileCase{
+	return []hostileCase{
 		{name: "foreign realm, anonymous registry", wantWarn: "auth.foreign-realm",
 			setup: func(t *testing.T, n *hnet) (string, probe.Options, []leakRule) {
 				img := newImage(layer)
@@ -377,224 +605,45 @@ func TestHostileSuite(t *testing.T) {
 				return onlyImage(reg), probe.Options{Creds: creds()}, []leakRule{{blob, password}}
 			}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			n := newHNet(t)
-			image, opts, rules := tc.setup(t, n)
-			resetPeakRSS()
-			start := time.Now()
-			rep, out := n.probeRun(t, image, opts)
-			elapsed := time.Since(start)
-			peak := peakRSS()
-			v := rep.Verdict
-			cause := v.Cause
-			if v.OK {
-				cause = "ok"
-			}
-			t.Logf("hostile case %q: verdict %s (layer %s, owner %s) in %s, peak RSS %s", tc.name, cause, v.Layer, v.Owner, elapsed.Round(time.Millisecond), peak)
-			switch {
-			case tc.wantCause == "" && !v.OK:
-				t.Errorf("verdict = %s (%s; %s), want ok", v.Cause, v.Summary, v.Evidence)
-			case tc.wantCause != "" && v.Cause != tc.wantCause:
-				t.Errorf("verdict = %s (%s; %s), want %s", cause, v.Summary, v.Evidence, tc.wantCause)
-			}
-			if tc.wantCause != "" && (v.Summary == "" || len(v.Next) == 0) {
-				t.Errorf("verdict %s has no summary or next steps", v.Cause)
-			}
-			if tc.wantWarn != "" && !hasWarning(rep, tc.wantWarn) {
-				t.Errorf("warnings %+v lack %s", rep.Warnings, tc.wantWarn)
-			}
-			if elapsed > 30*time.Second {
-				t.Errorf("the case took %s, want well under the deadline (30s)", elapsed)
-			}
-			if tc.maxRSS > 0 && peak.mib() > tc.maxRSS {
-				t.Errorf("peak RSS %s, want at most %d MiB (a hostile body must not be read whole)", peak, tc.maxRSS)
-			}
-			for _, r := range rules {
-				if what, ok := r.srv.saw(r.secrets); ok {
-					t.Errorf("credential leak: %s got %s", r.srv.Host, what)
-				}
-			}
-			for _, sec := range append(secretForms(hPassword, hRegToken, hForeign), tc.extra...) {
-				if strings.Contains(out, sec) {
-					t.Errorf("the report shows the secret %q:\n%s", sec, excerpt(out, sec))
-				}
-			}
-			if tc.check != nil {
-				tc.check(t, rep)
-			}
-		})
+}
+
+// TestHostileServe keeps the servers of one hostile case running for a
+// measurement of the real binary (hack/hostile-rss.sh): with
+// PULLPATH_HOSTILE_SERVE=<case name> and PULLPATH_HOSTILE_OUT=<file> it
+// writes the probe's arguments to the file and serves until the file is
+// removed (at most five minutes).
+func TestHostileServe(t *testing.T) {
+	name, outFile := os.Getenv("PULLPATH_HOSTILE_SERVE"), os.Getenv("PULLPATH_HOSTILE_OUT")
+	if name == "" || outFile == "" {
+		t.Skip("skipped: only for hack/hostile-rss.sh (PULLPATH_HOSTILE_SERVE, PULLPATH_HOSTILE_OUT)")
 	}
-}
-
-func excerpt(out, sec string) string {
-	i := strings.Index(out, sec)
-	lo, hi := max(0, i-200), min(len(out), i+len(sec)+200)
-	return out[lo:hi]
-}
-
-func hasWarning(rep *probe.Report, code string) bool {
-	for _, w := range rep.Warnings {
-		if w.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
-func hasStep(rep *probe.Report, host, name string, st probe.Status) bool {
-	for _, ep := range rep.Endpoints {
-		if ep.Host != host {
+	for _, tc := range hostileCases() {
+		if tc.name != name {
 			continue
 		}
-		for _, s := range ep.Steps {
-			if s.Name == name && s.Status == st {
-				return true
-			}
+		n := newHNet(t)
+		image, opts, _ := tc.setup(t, n)
+		args := []string{image, "--root", n.root, "--platform", "linux/amd64", "--timeout", "1s"}
+		if opts.Blobs != "" {
+			args = append(args, "--blobs", opts.Blobs)
 		}
-	}
-	return false
-}
-
-// streamManifest answers HEAD with the real digest and GET with a body of
-// size bytes (-1: endless) that starts like a manifest.
-func streamManifest(img *image, size int64) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-		w.Header().Set("Docker-Content-Digest", digest.FromBytes(img.manifest).String())
-		if size >= 0 {
-			w.Header().Set("Content-Length", fmt.Sprint(size))
+		if opts.Jobs != 0 {
+			args = append(args, "--jobs", strconv.Itoa(opts.Jobs))
 		}
-		if r.Method == http.MethodHead {
-			return
+		if opts.DockerConfig != "" {
+			args = append(args, "--docker-config", opts.DockerConfig)
 		}
-		chunk := bytes.Repeat([]byte(" "), 256<<10)
-		w.Write([]byte(`{"schemaVersion":2,"layers":[`))
-		for sent := int64(0); size < 0 || sent < size-int64(len(chunk)); sent += int64(len(chunk)) {
-			if _, err := w.Write(chunk); err != nil {
+		if opts.Creds != nil {
+			args = append(args, "--username", opts.Creds.Username, "--password-stdin")
+		}
+		must(t, os.WriteFile(outFile+".tmp", []byte(strings.Join(args, "\n")+"\n"), 0o644))
+		must(t, os.Rename(outFile+".tmp", outFile))
+		for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if _, err := os.Stat(outFile); err != nil {
 				return
 			}
 		}
-	}
-}
-
-var bombOnce struct {
-	sync.Once
-	b []byte
-}
-
-// gzipBomb is 1 GiB of zeros, gzip-compressed (about 1 MiB).
-func gzipBomb(t *testing.T) []byte {
-	bombOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		zero := make([]byte, 1<<20)
-		for i := 0; i < 1024; i++ {
-			zw.Write(zero)
-		}
-		zw.Close()
-		bombOnce.b = buf.Bytes()
-	})
-	return bombOnce.b
-}
-
-// longChain issues a leaf through n-1 intermediates under a new root and
-// returns the leaf with its whole chain, and the root's PEM.
-func longChain(t *testing.T, n int) (tls.Certificate, []byte) {
-	t.Helper()
-	now := time.Now()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(100), Subject: pkix.Name{CommonName: "chain root"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rootPEM := pemCert(der)
-	parent, parentKey := mustParse(t, der), key
-	var inter [][]byte
-	for i := 1; i < n; i++ {
-		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		ct := &x509.Certificate{SerialNumber: big.NewInt(int64(100 + i)), Subject: pkix.Name{CommonName: fmt.Sprintf("intermediate %d", i)}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-		d, err := x509.CreateCertificate(rand.Reader, ct, parent, &k.PublicKey, parentKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inter = append([][]byte{d}, inter...)
-		parent, parentKey = mustParse(t, d), k
-	}
-	lk, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	lt := &x509.Certificate{SerialNumber: big.NewInt(99), Subject: pkix.Name{CommonName: hRegistry}, DNSNames: []string{hRegistry}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	ld, err := x509.CreateCertificate(rand.Reader, lt, parent, &lk.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: append([][]byte{ld}, inter...), PrivateKey: lk}, rootPEM
-}
-
-func mustParse(t *testing.T, der []byte) *x509.Certificate {
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-type rss int64 // KiB
-
-func (r rss) mib() int { return int(r / 1024) }
-func (r rss) String() string {
-	if r < 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%d MiB", r.mib())
-}
-
-// resetPeakRSS resets the kernel's high-water mark of this process's
-// resident memory (clear_refs 5), so peakRSS measures one case.
-func resetPeakRSS() {
-	debug.FreeOSMemory()
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-}
-
-func peakRSS() rss {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			return rss(n)
-		}
-	}
-	return -1
-}
-
-const mirrorPassword = "mirror-pw-Qr56St78Uv90"
-
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-
-// basicOnly is a mirror that wants Basic credentials of its own.
-type basicOnly struct {
-	fakeRegistry
-	user, pass string
-}
-
-func (b *basicOnly) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if u, p, ok := r.BasicAuth(); !ok || u != b.user || p != b.pass {
-		w.Header().Set("WWW-Authenticate", `Basic realm="mirror"`)
-		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	b.fakeRegistry.ServeHTTP(w, r)
-}
-
-// writeMirrorTOML puts mirror before reg in the node's hosts.toml for reg.
-func writeMirrorTOML(t *testing.T, n *hnet, reg, mirror *hsrv) {
-	dir := filepath.Join(n.root, "etc/containerd/certs.d", reg.Host)
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", reg.URL, mirror.URL)), 0o644))
+	t.Fatalf("no hostile case named %q", name)
 }
