@@ -264,13 +264,17 @@ func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarg
 		if po.Keep {
 			return
 		}
-		// Clean up even when ctx is cancelled.
+		// Clean up even when ctx is cancelled. A create cut short by Ctrl-C
+		// may still have made its Job, so every target's Job name is
+		// deleted, not only those whose create returned, and then whatever
+		// carries this run's label.
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 		defer cancel()
 		bg := metav1.DeletePropagationBackground
-		for _, name := range created {
-			_ = cs.BatchV1().Jobs(namespace).Delete(c, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+		for _, t := range targets {
+			_ = cs.BatchV1().Jobs(namespace).Delete(c, jobName(po.RunID, t.Node), metav1.DeleteOptions{PropagationPolicy: &bg})
 		}
+		_, _ = Cleanup(c, cs, namespace, po.RunID)
 	}()
 	probeRef := parseImage(po.Image)
 	target := parseImage(image)

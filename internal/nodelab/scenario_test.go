@@ -3,6 +3,7 @@ package nodelab_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -295,11 +296,30 @@ func (w *world) diagnose(ctx context.Context, what string, extra ...string) *clu
 func (w *world) noProbesLeft(ctx context.Context, when string) {
 	w.t.Helper()
 	sel := metav1.ListOptions{LabelSelector: cluster.LabelManagedBy + "=pullpath"}
-	w.poll(ctx, time.Minute, "no probe Job or Pod left "+when, func() bool {
+	var left []string
+	deadline := time.Now().Add(time.Minute)
+	for {
 		jobs, err1 := w.cs.BatchV1().Jobs(namespace).List(ctx, sel)
 		pods, err2 := w.cs.CoreV1().Pods(namespace).List(ctx, sel)
-		return err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(pods.Items) == 0
-	})
+		if err1 == nil && err2 == nil && len(jobs.Items) == 0 && len(pods.Items) == 0 {
+			return
+		}
+		left = left[:0]
+		if err1 == nil {
+			for _, j := range jobs.Items {
+				left = append(left, "job/"+j.Name)
+			}
+		}
+		if err2 == nil {
+			for _, p := range pods.Items {
+				left = append(left, fmt.Sprintf("pod/%s on %s (%s, deleting %v)", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil))
+			}
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("probe objects left %s after 1m: %v (errors %v, %v)", when, left, err1, err2)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // checkProbePods checks the kept probe pods: one per probed node, bound to
