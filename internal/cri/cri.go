@@ -141,6 +141,9 @@ func Dial(ctx context.Context, socket string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dialing CRI socket %s: %w", socket, err)
 	}
+	if err := checkSocket(abs, o.dialTimeout); err != nil {
+		return nil, err
+	}
 	conn, err := grpc.NewClient("unix://"+abs,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsgSize), grpc.MaxCallSendMsgSize(maxMsgSize)),

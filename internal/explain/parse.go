@@ -176,7 +176,7 @@ func parseObjects(b []byte) ([]Message, error) {
 	var objs []k8sObject
 	if b[0] == '[' {
 		if err := json.Unmarshal(b, &objs); err != nil {
-			return nil, fmt.Errorf("parsing JSON: %w: %v", ErrUnrecognized, err)
+			return nil, fmt.Errorf("parsing JSON: %w: %v", ErrUnrecognized, wordJSONError(err))
 		}
 	} else {
 		var o k8sObject
@@ -206,7 +206,7 @@ func parseObjects(b []byte) ([]Message, error) {
 func parseTextFromJSON(b []byte) ([]Message, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("parsing JSON: %w: %v", ErrUnrecognized, err)
+		return nil, fmt.Errorf("parsing JSON: %w: %v", ErrUnrecognized, wordJSONError(err))
 	}
 	var out []Message
 	var walk func(any, int)
@@ -396,7 +396,7 @@ func parseYAML(b []byte) ([]Message, error) {
 		}
 		var o k8sObject
 		if err := json.Unmarshal(j, &o); err != nil {
-			return out, fmt.Errorf("parsing YAML document %d: %w: %v", i+1, ErrUnrecognized, err)
+			return out, fmt.Errorf("parsing YAML document %d: %w: %v", i+1, ErrUnrecognized, wordJSONError(err))
 		}
 		k, msgs := fromObject(o, 0)
 		known = known || k

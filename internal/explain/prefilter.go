@@ -13,10 +13,18 @@ var failureWords = []string{
 	"servfail", "nxdomain", "handshake", "abort", "quota", "read-only", "unsupported", "permission",
 	"unauthenticated", "wrong", "not ", "no ", "corrupt", "bad ", "illegal", "refus", "reject", "panic",
 	"status", "http", "unavailable", "gateway", "code", "dns", "tls", "proxy", "limit", "misbehav",
-	"dial", "lookup", "read tcp", "write tcp", "read udp", "connect", "cancel", "closed", "broken",
-	"awaiting", "media type", "mediatype", "untar", "tar:", "archive", "write ", "overlay", "snapshot", "unpack",
-	"extract", "mount", "layer", "digest", "signature", "policy", "reference", "never", "killed", "oom", "could",
-	"warning", "deprecated", "schema", "lowercase", "must ", "required", "authentica", "credential", "token", "expect", "unexpected",
+	"dial", "lookup", "read tcp", "write tcp", "read udp", "cancel", "closed", "broken",
+	"awaiting", "media type", "mediatype", "untar", "archive/tar", "write ", "overlay", "snapshot", "unpack",
+	"extract", "mount", "layer", "digest", "signature", "policy", "never", "killed", "oom", "could",
+	"warning", "lowercase", "must ", "required", "authentica", "credential", "token", "expect", "unexpected",
+	"fatal", "redirect", "short-name", "short name", "blocked", "disk", ".sock", "daemon running",
+	"runtime is down", "short read", "sans", "common name", "doesn't match", "alternative name", "ssl",
+	"nodename nor servname", "enotfound", "eai_again", "ehostunreach", "enetunreach", "etimedout",
+	"stalled", "client with ip", "aka.ms/acr/firewall", "vpc", "throttl", "architecture", "schema 1",
+	"schema1", "nosuchkey", "blobnotfound", "incorrect", "password", "login", "insufficient",
+	"malformed", "open /", "mkdir /", "stat /", "rename /", "unlinkat /", "chmod /", "chown /",
+	"remove /", "too many open files", "readlink /", "symlink /", "lchown", "devmapper", "zfs",
+	"stargz", "toml", "registries.conf", "reading json file", "anonymous",
 }
 
 // prefilter is failureWords indexed by their first byte.

@@ -63,7 +63,7 @@ func parseHostsTOML(nodeDir string, b []byte) (hostsSpec, error) {
 		HostConfigs map[string]hostsTOMLEntry `toml:"host"`
 	}{}
 	if err := toml.Unmarshal(b, &c); err != nil {
-		return spec, err
+		return spec, wordTOMLError(err)
 	}
 	for _, name := range order {
 		h, err := validateHost(name, nodeDir, c.HostConfigs[name])

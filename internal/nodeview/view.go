@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/netip"
 	"path/filepath"
-	"strings"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -117,10 +116,14 @@ func Load(root string, opts ...Option) (*View, error) {
 		rc, perr := ParseResolvConf(bytes.NewReader(data))
 		rc.Path = hp
 		v.Resolv = rc
+		binary := isBinary(data)
 		if perr != nil {
 			fatal = append(fatal, verdict.Wrap("config.resolv-conf", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
-		} else if rc.Defaulted && rc.NameserverLines > 0 {
-			fatal = append(fatal, verdict.Errorf("config.resolv-conf", verdict.RoleNone, "", "%s names no usable nameserver: %s", hp, strings.Join(rc.Notes, "; ")))
+		} else if rc.Defaulted {
+			fatal = append(fatal, noNameserver(hp, rc, binary))
+		}
+		if binary {
+			rc.Notes = nil // line notes of a binary file would only print its bytes
 		}
 		for _, n := range rc.Notes {
 			v.Warnings = append(v.Warnings, verdict.Warning{Code: "dns.resolv-conf", Message: hp + ": " + n})

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // checkHostname reports why host (the registry part of a reference, or a
@@ -46,4 +48,19 @@ func checkHostname(host string) error {
 		}
 	}
 	return nil
+}
+
+// problemMessage is a node-view problem as a warning's message: its detail
+// and error without the cause code and endpoint, which the warning carries
+// in its own fields (so a warning reads "config.ca-file: no trust store
+// ...", not "config.ca-file: config.ca-file: no trust store ...").
+func problemMessage(e *verdict.Error) string {
+	var parts []string
+	if e.Detail != "" {
+		parts = append(parts, e.Detail)
+	}
+	if e.Err != nil {
+		parts = append(parts, e.Err.Error())
+	}
+	return strings.Join(parts, ": ")
 }

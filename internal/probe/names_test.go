@@ -77,3 +77,32 @@ func TestInvalidHostnameIsReference(t *testing.T) {
 		t.Errorf("the resolver was asked %d queries for an invalid name, want none", n)
 	}
 }
+
+// TestWarningsSayTheirCodeOnce: a node-view problem (here: no trust store
+// under the root, and a hosts file line that cannot be parsed) becomes a
+// warning whose message does not repeat its code.
+func TestWarningsSayTheirCodeOnce(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/resolv.conf"), []byte("nameserver 127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), "127.0.0.1:1/team/app:1", Options{Root: root, Timeout: time.Second, Deadline: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, w := range rep.Warnings {
+		if strings.HasPrefix(w.Code, "config.") {
+			seen++
+		}
+		if strings.Contains(w.Message, w.Code+":") {
+			t.Errorf("warning %s message repeats its code: %q", w.Code, w.Message)
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no config.* warning for a root without a trust store: %+v", rep.Warnings)
+	}
+}

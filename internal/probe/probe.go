@@ -192,7 +192,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		r.Warnings = append(r.Warnings, w)
 	}
 	for _, pr := range view.Problems {
-		r.Warnings = append(r.Warnings, verdict.Warning{Code: pr.Cause, Endpoint: pr.Endpoint, Message: pr.Error()})
+		r.Warnings = append(r.Warnings, verdict.Warning{Code: pr.Cause, Endpoint: pr.Endpoint, Message: problemMessage(pr)})
 	}
 	// A query waits as long as the node's resolver would (resolv.conf
 	// timeout), never longer than a step may.

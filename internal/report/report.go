@@ -172,7 +172,7 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 			fmt.Fprintf(b, "  %s\n", rt.Note)
 		}
 	}
-	fmt.Fprintf(b, "\n%s\n", Summary(r.Verdict, r.Millis))
+	fmt.Fprintf(b, "\n%s\n", probeSummary(r))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

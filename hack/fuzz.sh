@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every fuzz target in the repository, one at a time, for a short time
+# each, within a bounded total. The seed corpora live next to each package
+# in testdata/fuzz/<FuzzName>/ and always run as plain tests too; a failing
+# input the fuzzer finds is written there, so CI shows it and it can be
+# committed as a regression seed.
+#
+#   hack/fuzz.sh                 every target, FUZZTIME (10s) each
+#   hack/fuzz.sh FuzzParse       only the targets named
+#
+# Environment:
+#   FUZZTIME=10s      fuzzing time per target (go test -fuzztime)
+#   FUZZ_BUDGET=600   seconds for the whole run: targets not started by then
+#                     are listed as skipped, and the run fails, so a budget
+#                     too small for the targets never reads as a pass
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${FUZZTIME:-10s}
+FUZZ_BUDGET=${FUZZ_BUDGET:-600}
+start=$(date +%s)
+
+# Every func FuzzX(f *testing.F) in a tracked test file, as "package-dir FuzzX".
+targets=$(git ls-files '*_test.go' | xargs grep -H '^func Fuzz[A-Za-z0-9_]*(' |
+  sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\(.*|\1 \2|' | sort -u)
+if [ $# -gt 0 ]; then
+  want=" $* "
+  targets=$(echo "$targets" | while read -r dir name; do
+    case "$want" in *" $name "*) echo "$dir $name" ;; esac
+  done)
+fi
+if [ -z "$targets" ]; then
+  echo "fuzz.sh: no fuzz target found" >&2
+  exit 1
+fi
+
+ran=0 skipped=() failed=()
+while read -r dir name; do
+  if [ $(( $(date +%s) - start )) -ge "$FUZZ_BUDGET" ]; then
+    skipped+=("$dir.$name")
+    continue
+  fi
+  echo "fuzz.sh: $name in ./$dir for $FUZZTIME"
+  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./$dir"; then
+    ran=$((ran + 1))
+  else
+    failed+=("$dir.$name")
+  fi
+done <<< "$targets"
+
+echo "fuzz.sh: $ran passed, ${#failed[@]} failed, ${#skipped[@]} skipped (budget ${FUZZ_BUDGET}s) in $(( $(date +%s) - start ))s"
+for t in "${failed[@]}"; do echo "fuzz.sh: FAILED $t (the failing input is under its package's testdata/fuzz/)"; done
+for t in "${skipped[@]}"; do echo "fuzz.sh: SKIPPED $t: the budget FUZZ_BUDGET=${FUZZ_BUDGET}s ran out"; done
+[ ${#failed[@]} -eq 0 ] && [ ${#skipped[@]} -eq 0 ]
