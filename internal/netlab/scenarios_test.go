@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,22 +117,8 @@ var rows = []row{
 	// registry's handshake flight fits in 1280 bytes and its pull stalls
 	// only on the blob; the probe's Go 1.26 ClientHello draws a larger
 	// flight and stalls at the registry's handshake.
-	{name: "mtu-registry", slow: true, scenario: "healthy", strictCause: true, criDeadline: 25 * time.Second, needs: []string{"nft"},
-		faults: faults(func(a netlab.Addrs) netlab.Fault {
-			return netlab.MTUBlackHole(1280, a.Registry, a.Auth, a.Blob)
-		}),
-		check:      nodeMTU1500,
-		want:       fail("route.mtu", "registry"),
-		containerd: `(context deadline exceeded|TLS handshake timeout)`,
-		explain:    fail("unknown.deadline", ""),
-		why:        "containerd's text names no step (its pull only ran into the CRI deadline); only the probe's small-MSS redial can tell a path-MTU black hole"},
-	{name: "mtu-blob", slow: true, scenario: "healthy", strictCause: true, criDeadline: 25 * time.Second, needs: []string{"nft"},
-		faults:     faults(func(a netlab.Addrs) netlab.Fault { return netlab.MTUBlackHole(1280, a.Blob) }),
-		check:      nodeMTU1500,
-		want:       fail("route.mtu", "blob"),
-		containerd: `(context deadline exceeded|TLS handshake timeout)`,
-		explain:    fail("unknown.deadline", ""),
-		why:        "containerd's text names no step (its pull only ran into the CRI deadline); only the probe's small-MSS redial can tell a path-MTU black hole"},
+	mtuRow("mtu-registry", "registry", func(a netlab.Addrs) []netip.Addr { return []netip.Addr{a.Registry, a.Auth, a.Blob} }),
+	mtuRow("mtu-blob", "blob", func(a netlab.Addrs) []netip.Addr { return []netip.Addr{a.Blob} }),
 	// The second control: the connection opens and nothing after the
 	// SYN-ACK arrives, small or large; the small MSS does not help, so the
 	// verdict stays tls.timeout (and containerd's own handshake timeout
@@ -211,6 +198,20 @@ var rows = []row{
 		want:       fail("dns.nxdomain", "registry"),
 		containerd: `Head "https://hostsonly\.lab\.test/v2/.*lookup hostsonly\.lab\.test on 198\.18\.20\.53:53: no such host$`},
 	{name: "split-answer", scenario: "split-answer"},
+}
+
+// mtuRow is a path-MTU row: the hosts behind a hop locked at 1280 with ICMP
+// frag-needed dropped; the probe must say route.mtu for role; containerd's
+// CRI pull runs into its 25 s deadline with nothing but "context deadline
+// exceeded", which explain can only call unknown.deadline.
+func mtuRow(name, role string, hosts func(a netlab.Addrs) []netip.Addr) row {
+	return row{name: name, slow: true, scenario: "healthy", strictCause: true, criDeadline: 25 * time.Second, needs: []string{"nft"},
+		faults:     func(a netlab.Addrs) []netlab.Fault { return []netlab.Fault{netlab.MTUBlackHole(1280, hosts(a)...)} },
+		check:      nodeMTU1500,
+		want:       fail("route.mtu", role),
+		containerd: `context deadline exceeded$`,
+		explain:    fail("unknown.deadline", ""),
+		why:        "containerd's text names no step (its pull only ran into the CRI deadline); only the probe's small-MSS redial can tell a path-MTU black hole"}
 }
 
 // nodeMTU1500 checks that a path-MTU row leaves the nodes' own interfaces
