@@ -213,9 +213,15 @@ func (s *Session) refetchMTU(ctx context.Context, what string, d Descriptor, u s
 	}
 	n, err := s.fetchPrefix(ctx, c, u, want)
 	took := time.Since(start).Round(time.Millisecond)
-	if err == nil {
+	// Only bytes count: the small-MSS download must bring more than the
+	// default one did, and all it was asked for (when the size is known),
+	// before it is called through.
+	if err == nil && n > got && (n >= want || d.Size <= 0) {
 		return &verdict.Error{Layer: verdict.LayerOf("route.mtu"), Cause: "route.mtu", Role: ve.Role, Endpoint: ve.Endpoint, Err: first,
 			Detail: fmt.Sprintf("a %s download stalled after %d bytes with the default MSS; a fresh GET of %s with TCP_MAXSEG %d brought %d bytes in %s", what, got, d.Digest, netpath.SmallMSS, n, took)}
+	}
+	if err == nil {
+		err = verdict.Errorf("transfer.stall", ve.Role, ve.Endpoint, "the body ended after %d of %d bytes", n, want)
 	}
 	if sv, ok := verdict.AsError(err); !ok || (sv.Cause != "transfer.timeout" && sv.Cause != "transfer.stall" && sv.Cause != "tls.timeout") {
 		return first
