@@ -31,16 +31,4 @@ fi
 
 go test -count=1 -timeout 20m ./...
 
-# Fuzz targets: each runs for PULLPATH_FUZZTIME (default 20s; 0 skips) on
-# top of its seed corpus in testdata/fuzz, which the plain run above replays.
-fuzztime=${PULLPATH_FUZZTIME:-20s}
-if [ "$fuzztime" = 0 ]; then
-  echo "test.sh: fuzzing skipped (PULLPATH_FUZZTIME=0)"
-else
-  for pkg in $(go list ./internal/...); do
-    for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
-      echo "test.sh: fuzzing $pkg $target for $fuzztime"
-      go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"
-    done
-  done
-fi
+# Fuzzing is its own CI step: hack/fuzz.sh (every Fuzz* target, FUZZTIME each).

@@ -8,7 +8,9 @@
 // addresses) and a DNS host, all on 198.18.0.0/15 addresses, joined by veth
 // pairs and never linked to the root namespace. Faults are route changes on
 // the router or the registry side (missing route, missing return route,
-// silent drop). Each node has its own /etc (resolv.conf, hosts, trust store,
+// silent drop), and nftables rules in the router for a path-MTU black hole
+// (MTUBlackHole: routes locked at a small MTU, ICMP frag-needed dropped) and
+// a drop of everything after the SYN-ACK (DropAfterConnect). Each node has its own /etc (resolv.conf, hosts, trust store,
 // containerd certs.d) under a temporary root, seen by processes started with
 // Netns.Command through `ip netns exec` and its /etc/netns bind mounts, so
 // nothing in the lab ever reads the machine's resolver configuration.

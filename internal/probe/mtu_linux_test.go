@@ -10,10 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/opencontainers/go-digest"
 
 	"github.com/pullpath/pullpath/internal/netpath"
 )
@@ -113,12 +116,20 @@ func trustRoot(t *testing.T, srv *httptest.Server) string {
 func TestPathMTU(t *testing.T) {
 	layer := []byte(strings.Repeat("layer-bytes ", 8000)) // 96 KB: TLS records of 16 KiB
 	manifest, cfgDigest, layerDigest := manifestFor(layer)
+	// Padded past one 16 KiB TLS record, so a black hole for large writes
+	// catches the manifest too (trailing spaces keep it valid JSON).
+	manifest = append(manifest, strings.Repeat(" ", 40<<10)...)
+	manifestDigest := digest.FromBytes(manifest)
 	serve := func(blobHost string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case strings.Contains(r.URL.Path, "/manifests/"):
 				w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-				w.Write(manifest)
+				w.Header().Set("Docker-Content-Digest", manifestDigest.String())
+				w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
+				if r.Method == http.MethodGet {
+					w.Write(manifest)
+				}
 			case strings.HasSuffix(r.URL.Path, cfgDigest.String()):
 				w.Write([]byte(`{"architecture":"amd64","os":"linux"}`))
 			case strings.HasSuffix(r.URL.Path, layerDigest.String()) && blobHost != "" && r.Host != blobHost:
@@ -140,7 +151,8 @@ func TestPathMTU(t *testing.T) {
 		wantNote  string // in the summary
 	}{
 		{"handshake", 1200, false, false, "route.mtu", "registry", "completed when redialled with TCP_MAXSEG 536"},
-		{"blob", 8192, false, true, "route.mtu", "blob", "brought"},
+		{"blob", 8192, false, true, "route.mtu", "blob", "a blob download stalled"},
+		{"manifest", 8192, false, false, "route.mtu", "registry", "a manifest download stalled"},
 		{"not mtu", 1200, true, false, "tls.timeout", "registry", "a small MSS did not help"},
 	}
 	for _, tt := range tests {

@@ -60,9 +60,9 @@ type Endpoint struct {
 	Steps []Step       `json:"steps"`
 }
 
-// Step is one recorded step: dns, route, tls or http.
+// Step is one recorded step: dns, route, tls, http or mtu.
 type Step struct {
-	Name   string  `json:"name"`   // dns | route | tls | http
+	Name   string  `json:"name"`   // dns | route | tls | http | mtu (the path-MTU test, mtu.go)
 	Target string  `json:"target"` // e.g. "registry.example -> 10.0.0.5:443", "HEAD /v2/app/manifests/1"
 	Status Status  `json:"status"`
 	Detail string  `json:"detail,omitempty"`

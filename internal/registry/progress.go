@@ -170,7 +170,7 @@ func (w *watchedBody) fail(e *verdict.Error) {
 
 // SmallMSSClient returns an HTTP client whose every connection is dialled
 // with a small TCP MSS (netpath.ConnectSmallMSS), for the path-MTU test of
-// a stalled blob; nil when the test cannot run (no TCP_MAXSEG on this
+// a stalled blob or manifest; nil when the test cannot run (no TCP_MAXSEG on this
 // system, or the host is reached through a proxy).
 type SmallMSSClient func() *http.Client
 
@@ -187,6 +187,17 @@ const mtuFollowUp = 1 << 20
 // the first verdict unchanged. The fresh GET is not a retry of the pull:
 // its only use is the diagnosis, and the trace shows it as such.
 func (s *Session) blobMTU(ctx context.Context, d Descriptor, first error, got int64) error {
+	return s.refetchMTU(ctx, "blob", d, s.url("blobs", d.Digest.String()), first, got)
+}
+
+// manifestMTU is blobMTU for a manifest or index whose body stalled.
+func (s *Session) manifestMTU(ctx context.Context, d Descriptor, first error, got int64) error {
+	return s.refetchMTU(ctx, "manifest", d, s.url("manifests", d.Digest.String()), first, got)
+}
+
+// refetchMTU is the path-MTU test of the download of d from u (what names
+// it) that stalled after got bytes.
+func (s *Session) refetchMTU(ctx context.Context, what string, d Descriptor, u string, first error, got int64) error {
 	ve, ok := verdict.AsError(first)
 	if !ok || s.SmallMSS == nil || (ve.Cause != "transfer.timeout" && ve.Cause != "transfer.stall") {
 		return first
@@ -200,11 +211,17 @@ func (s *Session) blobMTU(ctx context.Context, d Descriptor, first error, got in
 	if d.Size > 0 && d.Size < want {
 		want = d.Size
 	}
-	n, err := s.fetchPrefix(ctx, c, s.url("blobs", d.Digest.String()), want)
+	n, err := s.fetchPrefix(ctx, c, u, want)
 	took := time.Since(start).Round(time.Millisecond)
-	if err == nil {
+	// Only bytes count: the small-MSS download must bring more than the
+	// default one did, and all it was asked for (when the size is known),
+	// before it is called through.
+	if err == nil && n > got && (n >= want || d.Size <= 0) {
 		return &verdict.Error{Layer: verdict.LayerOf("route.mtu"), Cause: "route.mtu", Role: ve.Role, Endpoint: ve.Endpoint, Err: first,
-			Detail: fmt.Sprintf("a blob download stalled after %d bytes with the default MSS; a fresh GET of %s with TCP_MAXSEG %d brought %d bytes in %s", got, d.Digest, netpath.SmallMSS, n, took)}
+			Detail: fmt.Sprintf("a %s download stalled after %d bytes with the default MSS; a fresh GET of %s with TCP_MAXSEG %d brought %d bytes in %s", what, got, d.Digest, netpath.SmallMSS, n, took)}
+	}
+	if err == nil {
+		err = verdict.Errorf("transfer.stall", ve.Role, ve.Endpoint, "the body ended after %d of %d bytes", n, want)
 	}
 	if sv, ok := verdict.AsError(err); !ok || (sv.Cause != "transfer.timeout" && sv.Cause != "transfer.stall" && sv.Cause != "tls.timeout") {
 		return first

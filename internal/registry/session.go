@@ -115,8 +115,8 @@ type Session struct {
 	PlainHTTP func(host string) bool
 	// OnWarning is told what works but should not (a foreign token realm).
 	OnWarning func(verdict.Warning)
-	// SmallMSS, when set, runs the path-MTU test of a stalled blob
-	// download (progress.go). The default is no test.
+	// SmallMSS, when set, runs the path-MTU test of a stalled blob or
+	// manifest download (progress.go). The default is no test.
 	SmallMSS SmallMSSClient
 
 	mu         sync.Mutex
@@ -429,7 +429,7 @@ func (s *Session) Manifest(ctx context.Context, d Descriptor) ([]byte, string, e
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxManifest+1))
 	if err != nil {
-		return nil, "", transportError(err, s.Host.Role, s.Host.endpoint(), true)
+		return nil, "", s.manifestMTU(ctx, d, transportError(err, s.Host.Role, s.Host.endpoint(), true), int64(len(data)))
 	}
 	if len(data) > maxManifest {
 		return nil, "", verdict.Errorf("manifest.invalid", s.Host.Role, s.Host.endpoint(), "manifest %s larger than %d bytes", d.Digest, maxManifest)
