@@ -190,3 +190,41 @@ func TestAzureTokenNeverInOutput(t *testing.T) {
 func armOptions(t policy.Transporter) *arm.ClientOptions {
 	return &arm.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: t, Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
+
+// The README's Azure examples are real output: every line shown must be a
+// line of the command's output today.
+func TestAzureREADMEExamples(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(b)
+	i := strings.Index(sec, "## Azure")
+	if i < 0 {
+		t.Fatal("README has no Azure section")
+	}
+	sec = sec[i:]
+	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
+		sec = sec[:j+3]
+	}
+	n := 0
+	for _, block := range strings.Split(sec, "```\n$ pullpath azure ")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
+		args := strings.Fields(strings.Replace(lines[0], "internal/azure/testdata/az/", azDumps, 1))
+		_, out, _ := runAzure(t, append(args, "--no-color")...)
+		have := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			have[l] = true
+		}
+		for _, l := range lines[1:] {
+			if !have[l] {
+				t.Errorf("README example %q shows a line the command does not print:\n%s", lines[0], l)
+			}
+		}
+		n++
+	}
+	if n < 7 {
+		t.Errorf("README shows %d Azure examples, want one per scenario kind (7)", n)
+	}
+}
