@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -226,5 +227,45 @@ func TestAzureREADMEExamples(t *testing.T) {
 	}
 	if n < 7 {
 		t.Errorf("README shows %d Azure examples, want one per scenario kind (7)", n)
+	}
+}
+
+var updateAzure = flag.Bool("update-azure", false, "rewrite testdata/azure-*.golden")
+
+// The text rendering of two reports, as golden files: a failure with its
+// data-plane agreement, and an unconfirmed DNS verdict.
+func TestAzureTextGolden(t *testing.T) {
+	dir := t.TempDir()
+	probe := filepath.Join(dir, "probe.json")
+	if err := os.WriteFile(probe, []byte(`{"kind":"ProbeReport","verdict":{"ok":false,"layer":"route","cause":"route.timeout","endpoint":"registry.corp.example:443","summary":"x","next":[]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"blackhole", []string{"--from-az", azDumps + "blackhole", "--target", "registry.corp.example=192.168.10.20", "--data-plane", probe}},
+		{"custom-dns", []string{"--from-az", azDumps + "custom-dns"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, _ := runAzure(t, append(tt.args, "--no-color")...)
+			out = strings.ReplaceAll(out, probe, "probe.json")
+			golden := filepath.Join("testdata", "azure-"+tt.name+".golden")
+			if *updateAzure {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-azure)", err)
+			}
+			if out != string(want) {
+				t.Errorf("text output differs from %s (run with -update-azure):\n%s", golden, out)
+			}
+		})
 	}
 }
