@@ -244,7 +244,12 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Skipped: true, OK: true,
 			Summary: fmt.Sprintf("private DNS zone %s was not read: records and links not checked", s.Zone.Name)}}
 	}
-	servers := vnetDNSServers(vnet)
+	var servers []string
+	for _, srv := range vnetDNSServers(vnet) {
+		if srv != azureDNS { // naming Azure DNS itself is not a custom server
+			servers = append(servers, srv)
+		}
+	}
 	if len(servers) == 0 {
 		if link := s.zoneLink(str(vnet.ID)); link != "" {
 			return []Check{{Step: StepDNS, Endpoint: first.FQDN, OK: true, Certain: true,
@@ -262,9 +267,6 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		if err == nil {
 			home = s.vnetContaining(ip)
 		}
-		if srv == azureDNS {
-			continue
-		}
 		if home != nil && s.zoneLink(str(home.ID)) == "" {
 			out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role,
 				Summary: fmt.Sprintf("VNet %s uses custom DNS server %s, which lives in VNet %s, and zone %s is not linked to %s: even forwarding to %s there cannot see the private records.", str(vnet.Name), srv, str(home.Name), s.Zone.Name, str(home.Name), azureDNS),
@@ -277,10 +279,6 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: false, Cause: "dns.custom-forwarder", role: first.Role,
 			Summary: fmt.Sprintf("VNet %s uses custom DNS servers %s: whether they forward %s to Azure DNS cannot be seen from Azure's configuration. Check the conditional forwarder for azurecr.io → %s on each.", str(vnet.Name), strings.Join(unseen, ", "), s.Zone.Name, azureDNS),
 			Setting: fmt.Sprintf("VNet %s dhcpOptions.dnsServers %s; on those servers: conditional forwarder azurecr.io → %s", str(vnet.Name), strings.Join(unseen, ","), azureDNS)})
-	}
-	if len(out) == 0 {
-		out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, OK: true, Certain: true,
-			Summary: fmt.Sprintf("VNet %s's DNS servers %s are Azure DNS", str(vnet.Name), strings.Join(servers, ", "))})
 	}
 	return out
 }

@@ -214,3 +214,21 @@ func TestLoadAzBadInput(t *testing.T) {
 		t.Errorf("partial report = %+v, want a no-pools warning and no ok", r.Verdict)
 	}
 }
+
+// A VNet whose DNS server list names Azure DNS itself uses Azure DNS: the
+// zone's link to it is what counts.
+func TestAzureDNSNamedExplicitly(t *testing.T) {
+	s, err := LoadAz(filepath.Join("testdata", "az", "zone-not-linked"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := azureDNS
+	for _, v := range s.VNets {
+		if str(v.Name) == "vnet-aks" {
+			v.Properties.DhcpOptions.DNSServers = []*string{&ip}
+		}
+	}
+	if v := Analyze(s, Options{}).Pools[0].Verdict; v.Cause != "dns.zone-not-linked" || !v.Certain {
+		t.Errorf("verdict = %q certain %v, want a certain dns.zone-not-linked", v.Cause, v.Certain)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -189,4 +190,82 @@ func TestAzureTokenNeverInOutput(t *testing.T) {
 
 func armOptions(t policy.Transporter) *arm.ClientOptions {
 	return &arm.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: t, Retry: policy.RetryOptions{MaxRetries: -1}}}
+}
+
+// The README's Azure examples are real output: every line shown must be a
+// line of the command's output today.
+func TestAzureREADMEExamples(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(b)
+	i := strings.Index(sec, "## Azure")
+	if i < 0 {
+		t.Fatal("README has no Azure section")
+	}
+	sec = sec[i:]
+	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
+		sec = sec[:j+3]
+	}
+	n := 0
+	for _, block := range strings.Split(sec, "```\n$ pullpath azure ")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
+		args := strings.Fields(strings.Replace(lines[0], "internal/azure/testdata/az/", azDumps, 1))
+		_, out, _ := runAzure(t, append(args, "--no-color")...)
+		have := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			have[l] = true
+		}
+		for _, l := range lines[1:] {
+			if !have[l] {
+				t.Errorf("README example %q shows a line the command does not print:\n%s", lines[0], l)
+			}
+		}
+		n++
+	}
+	if n < 7 {
+		t.Errorf("README shows %d Azure examples, want one per scenario kind (7)", n)
+	}
+}
+
+var updateAzure = flag.Bool("update-azure", false, "rewrite testdata/azure-*.golden")
+
+// The text rendering of two reports, as golden files: a failure with its
+// data-plane agreement, and an unconfirmed DNS verdict.
+func TestAzureTextGolden(t *testing.T) {
+	dir := t.TempDir()
+	probe := filepath.Join(dir, "probe.json")
+	if err := os.WriteFile(probe, []byte(`{"kind":"ProbeReport","verdict":{"ok":false,"layer":"route","cause":"route.timeout","endpoint":"registry.corp.example:443","summary":"x","next":[]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"blackhole", []string{"--from-az", azDumps + "blackhole", "--target", "registry.corp.example=192.168.10.20", "--data-plane", probe}},
+		{"custom-dns", []string{"--from-az", azDumps + "custom-dns"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, _ := runAzure(t, append(tt.args, "--no-color")...)
+			out = strings.ReplaceAll(out, probe, "probe.json")
+			golden := filepath.Join("testdata", "azure-"+tt.name+".golden")
+			if *updateAzure {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-azure)", err)
+			}
+			if out != string(want) {
+				t.Errorf("text output differs from %s (run with -update-azure):\n%s", golden, out)
+			}
+		})
+	}
 }
