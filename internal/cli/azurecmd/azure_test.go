@@ -195,7 +195,7 @@ func armOptions(t policy.Transporter) *arm.ClientOptions {
 // The README's Azure examples are real output: every line shown must be a
 // line of the command's output today.
 func TestAzureREADMEExamples(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
