@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/pullpath/pullpath/internal/explain"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +63,10 @@ With --probe it runs ` + "`pullpath probe`" + ` as a Job pinned to the node the 
 and to the newest node of every eligible pool, on the host network with the node's
 resolver and /etc, and removes the Jobs when done (also on Ctrl-C).
 
-KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
+KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
+
+-o json and -o yaml print one DiagnoseReport document (schema/diagnosereport.schema.json).` +
+			exitCodesHelp("no pull failure found", "a pull failure was diagnosed (or no pod exists to pull)"),
 		Example: `  pullpath diagnose pod app-7d9f8c6b5d-x2kqp -n shop
   pullpath diagnose deployment/app -n shop -o json
   pullpath diagnose deployment/app -n shop --probe --probe-image myacr.azurecr.io/tools/pullpath:v0.1.0
@@ -75,7 +76,7 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
 	}
 	o.config.AddFlags(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &o.output, diagnoseFormats)
 	f.BoolVar(&o.probe, "probe", false, "run pullpath probe as a Job on the landed node and the newest node of every eligible pool")
 	f.StringVar(&o.probeImage, "probe-image", "", "the probe's own image (default "+defaultProbeImage()+")")
 	f.StringVar(&o.probeNamespace, "probe-namespace", "", "namespace for the probe Jobs (default: the workload's)")
@@ -89,19 +90,10 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
 	return cmd
 }
 
-var diagnoseRenderers = map[string]func(io.Writer, *cluster.Report) error{
-	"text": cluster.WriteText,
-	"json": func(w io.Writer, r *cluster.Report) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	},
-}
-
 func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
-	render, ok := diagnoseRenderers[o.output]
-	if !ok {
-		return usageErrorf("unknown output %q: want text or json", o.output)
+	render, rerr := diagnoseRenderer(o.output)
+	if rerr != nil {
+		return rerr
 	}
 	if o.cleanup && len(args) > 0 {
 		return usageErrorf("--cleanup takes no workload")

@@ -158,7 +158,7 @@ func TestDiagnoseUsage(t *testing.T) {
 		args []string
 	}{
 		{"no workload", []string{"diagnose"}},
-		{"bad output", []string{"diagnose", "pod/x", "-o", "yaml"}},
+		{"bad output", []string{"diagnose", "pod/x", "-o", "xml"}},
 		{"bad kind", []string{"diagnose", "service/x"}},
 		{"cleanup with workload", []string{"diagnose", "--cleanup", "pod/x"}},
 	}

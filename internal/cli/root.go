@@ -17,6 +17,8 @@ const (
 	ExitFailure  = 1 // a failure was diagnosed
 	ExitUsage    = 2 // usage error or unreadable input
 	ExitInternal = 3 // the tool itself could not run
+	// ExitInterrupted is 128+SIGINT, as shells report a Ctrl-C.
+	ExitInterrupted = 130
 )
 
 // Version is set at build time with -ldflags "-X github.com/pullpath/pullpath/internal/cli.Version=...".
@@ -114,6 +116,13 @@ func Run(ctx context.Context, streams Streams, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if ctx.Err() != nil {
+		// Interrupted (Ctrl-C): the command printed its partial report.
+		if ee := (*ExitError)(nil); !errors.As(err, &ee) || ee.Err != nil {
+			fmt.Fprintf(streams.Err, "pullpath: %v\n", err)
+		}
+		return ExitInterrupted
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
