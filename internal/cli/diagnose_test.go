@@ -79,6 +79,7 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 		if code != ExitFailure {
 			t.Fatalf("exit code = %d, want %d; stderr: %s", code, ExitFailure, errOut)
 		}
+		validateDoc(t, "DiagnoseReport", out)
 		// The CONTRACT.md fields, read generically so a renamed field fails.
 		var got map[string]any
 		if err := json.Unmarshal([]byte(out), &got); err != nil {

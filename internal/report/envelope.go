@@ -61,11 +61,14 @@ func CheckFormatIn(f string, valid []string) error {
 // marshal to a JSON object.
 func Document(kind string, v any) ([]byte, error) {
 	Normalize(v)
-	body, err := json.Marshal(v)
-	if err != nil {
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	// Evidence text and URLs read better with their < > & unescaped.
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", kind, err)
 	}
-	body = bytes.TrimSpace(body)
+	body := bytes.TrimSpace(enc.Bytes())
 	if len(body) < 2 || body[0] != '{' {
 		return nil, fmt.Errorf("encoding %s: %T is not a JSON object", kind, v)
 	}
@@ -90,7 +93,7 @@ func WriteDocument(w io.Writer, format, kind string, v any) error {
 	case FormatJSON:
 		var b bytes.Buffer
 		// json.Indent keeps the member order and the unescaped < > &.
-		if err := json.Indent(&b, unescapeHTML(doc), "", "  "); err != nil {
+		if err := json.Indent(&b, doc, "", "  "); err != nil {
 			return fmt.Errorf("encoding %s: %w", kind, err)
 		}
 		b.WriteByte('\n')
@@ -105,17 +108,6 @@ func WriteDocument(w io.Writer, format, kind string, v any) error {
 		return err
 	}
 	return fmt.Errorf("unknown output format %q for a document (valid: json, yaml)", format)
-}
-
-// unescapeHTML undoes encoding/json's \u003c, \u003e and \u0026 escapes,
-// which make evidence text and URLs hard to read. The escapes only ever
-// appear inside strings, where the plain characters are equally valid.
-func unescapeHTML(b []byte) []byte {
-	if !bytes.Contains(b, []byte(`\u00`)) {
-		return b
-	}
-	r := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
-	return []byte(r.Replace(string(b)))
 }
 
 var verdictType = reflect.TypeFor[verdict.Verdict]()
