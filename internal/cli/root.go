@@ -85,6 +85,7 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 		NewCmdDemo(streams),
 		NewCmdLab(streams),
 		newCmdVersion(streams),
+		NewCmdCauses(streams),
 	)
 	return root
 }
