@@ -72,7 +72,8 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
   pullpath diagnose deployment/app -n shop --probe --probe-image myacr.azurecr.io/tools/pullpath:v0.1.0
   pullpath diagnose --cleanup -n shop
   kubectl pullpath diagnose deploy/app -n shop`,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+		ValidArgsFunction: o.completeWorkload,
 	}
 	o.config.AddFlags(cmd.Flags())
 	f := cmd.Flags()
@@ -101,6 +102,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if !o.cleanup {
 		if len(args) == 0 {
 			return usageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+		}
+		if err := checkWorkloadArgs(args); err != nil {
+			return err
 		}
 		if _, err := cluster.ParseWorkload(args, ""); err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
@@ -132,7 +136,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	do := cluster.DiagnoseOptions{Progress: func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }}
+	var do cluster.DiagnoseOptions
+	if isTerminal(o.streams.Err) {
+		// Progress only for a person watching; logs and pipes get the result.
+		do.Progress = func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }
+	}
 	if o.probe {
 		img := o.probeImage
 		if img == "" {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/report"
@@ -22,4 +25,64 @@ func diagnoseRenderer(format string) (func(io.Writer, *cluster.Report) error, er
 		}, nil
 	}
 	return cluster.WriteText, nil
+}
+
+// checkWorkloadArgs rejects a kind without a name (`diagnose pod`), which
+// ParseWorkload would read as a pod named "pod".
+func checkWorkloadArgs(args []string) error {
+	if len(args) == 1 && !strings.Contains(args[0], "/") {
+		if k, ok := cluster.KindOf(args[0]); ok {
+			return usageErrorf("diagnose %s needs a NAME: pullpath diagnose %s NAME (or %s/NAME)", args[0], k, k)
+		}
+	}
+	return nil
+}
+
+// completeWorkload completes diagnose's arguments: the kinds first, then
+// the names of that kind from the cluster (KIND NAME and KIND/NAME), with
+// the command's kubeconfig flags.
+func (o *diagnoseOptions) completeWorkload(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	const noFile = cobra.ShellCompDirectiveNoFileComp
+	var kind cluster.Kind
+	prefix := ""
+	switch {
+	case len(args) == 1:
+		k, ok := cluster.KindOf(args[0])
+		if !ok || strings.Contains(args[0], "/") {
+			return nil, noFile
+		}
+		kind = k
+	case len(args) == 0 && strings.Contains(toComplete, "/"):
+		ks, _, _ := strings.Cut(toComplete, "/")
+		k, ok := cluster.KindOf(ks)
+		if !ok {
+			return nil, noFile
+		}
+		kind, prefix = k, ks+"/"
+	case len(args) == 0:
+		var out []cobra.Completion
+		for _, k := range cluster.Kinds {
+			out = append(out, cobra.Completion(k))
+		}
+		return out, noFile
+	default:
+		return nil, noFile
+	}
+	cs, err := cluster.NewClientset(o.config)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	names, err := cluster.ListNames(cmd.Context(), cs, kind, ns, 500)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	out := make([]cobra.Completion, 0, len(names))
+	for _, n := range names {
+		out = append(out, cobra.Completion(prefix+n))
+	}
+	return out, noFile
 }

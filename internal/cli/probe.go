@@ -74,6 +74,7 @@ nothing about the pull.
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
+	registerProbeCompletions(cmd)
 	return cmd
 }
 
