@@ -62,4 +62,3 @@ func TestDiagnoseKindWithoutName(t *testing.T) {
 		}
 	}
 }
-
