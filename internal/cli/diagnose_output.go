@@ -11,7 +11,7 @@ import (
 )
 
 // diagnoseFormats are diagnose's -o values.
-var diagnoseFormats = report.DocumentFormats
+var diagnoseFormats = report.AllFormats
 
 // diagnoseRenderer picks diagnose's renderer for -o format.
 func diagnoseRenderer(format string) (func(io.Writer, *cluster.Report) error, error) {
@@ -23,6 +23,8 @@ func diagnoseRenderer(format string) (func(io.Writer, *cluster.Report) error, er
 		return func(w io.Writer, r *cluster.Report) error {
 			return report.WriteDocument(w, format, report.KindDiagnoseReport, r)
 		}, nil
+	case report.FormatHTML:
+		return func(w io.Writer, r *cluster.Report) error { return report.WriteHTML(w, diagnosePage(r)) }, nil
 	}
 	return cluster.WriteText, nil
 }
@@ -85,4 +87,50 @@ func (o *diagnoseOptions) completeWorkload(cmd *cobra.Command, args []string, to
 		out = append(out, cobra.Completion(prefix+n))
 	}
 	return out, noFile
+}
+
+// diagnosePage is the HTML page of a diagnosis: the pull path of the node
+// the pod landed on (its probe when one ran there, else the path the
+// verdict implies), the pool table and the cached-image map.
+func diagnosePage(r *cluster.Report) *report.Page {
+	p := &report.Page{Title: "pullpath diagnose " + r.Workload, Kind: report.KindDiagnoseReport,
+		Subject: r.Workload + " (namespace " + r.Namespace + ")", Verdict: r.Verdict, Summary: r.Summary,
+		Warnings: r.Warnings, Notes: r.Notes, Generated: r.Generated}
+	p.Meta = append(p.Meta, "image "+r.Image)
+	if r.Node != "" {
+		p.Meta = append(p.Meta, "landed on "+r.Node)
+	}
+	if r.Trigger.Kind != cluster.TriggerNone {
+		p.Meta = append(p.Meta, "trigger "+string(r.Trigger.Kind)+" (not the cause)")
+	}
+	registry := r.Registry
+	if registry == "" {
+		registry = "registry"
+	}
+	p.Hops = report.VerdictHops(r.Verdict, registry)
+	if r.Node != "" {
+		p.Hops[0].Label = r.Node
+	}
+	for _, n := range r.Nodes {
+		if n.Landed && n.Probe != nil && n.Probe.Report != nil {
+			p.Hops = report.ProbeHops(n.Probe.Report)
+			p.Hops[0].Label = n.Name
+			p.Blobs = n.Probe.Report.Blobs
+		}
+	}
+	for _, pl := range r.Pools {
+		p.Pools = append(p.Pools, report.PoolRow{Name: pl.Name, Status: string(pl.Status), Reasons: strings.Join(pl.Reasons, "; "),
+			Eligible: pl.Eligible, Nodes: pl.Nodes, Cached: pl.Cached})
+	}
+	for _, n := range r.Nodes {
+		row := report.NodeRow{Name: n.Name, Pool: n.Pool, Age: n.Age, Cached: n.Cached, Eligible: n.Eligible, Landed: n.Landed}
+		if n.Verdict != nil {
+			row.Verdict = n.Verdict.Cause
+			if n.Verdict.OK {
+				row.Verdict = "pulls (probed)"
+			}
+		}
+		p.Nodes = append(p.Nodes, row)
+	}
+	return p
 }

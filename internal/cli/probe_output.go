@@ -8,13 +8,15 @@ import (
 )
 
 // probeFormats are probe's -o values.
-var probeFormats = report.DocumentFormats
+var probeFormats = report.AllFormats
 
 // render prints rep in o.output.
 func (o *probeOptions) render(rep *probe.Report) error {
 	switch o.output {
 	case report.FormatJSON, report.FormatYAML:
 		return writeDocument(o.streams.Out, o.output, report.KindProbeReport, rep)
+	case report.FormatHTML:
+		return report.ProbeHTML(o.streams.Out, rep)
 	}
 	return report.ProbeText(o.streams.Out, rep, report.Style{Color: useColor(o.streams.Out, o.noColor)})
 }
