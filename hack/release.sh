@@ -11,6 +11,7 @@
 #     named ghcr.io/pullpath/pullpath:<version> unless IMAGE says otherwise.
 #     Push it with: crane push dist/oci "$IMAGE" (crane index/append as needed).
 # Usage: hack/release.sh [VERSION]   (default: git describe, else v0.0.0-dev)
+#   PLATFORMS="linux/amd64" IMAGE_ARCHES=amd64 hack/release.sh   # a quick subset
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,7 @@ date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 dist=${DIST:-dist}
 image=${IMAGE:-ghcr.io/pullpath/pullpath:$version}
 platforms=${PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"}
+image_arches=${IMAGE_ARCHES:-"amd64 arm64"}
 pkg=github.com/pullpath/pullpath/internal/cli
 ldflags="-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit -X $pkg.BuildDate=$date"
 
@@ -35,7 +37,7 @@ for p in $platforms; do
   mkdir -p "$stage"
   echo "release: building $os/$arch"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/pullpath$ext" ./cmd/pullpath
-  cp "$stage/pullpath$ext" "$stage/kubectl-pullpath$ext"
+  ln "$stage/pullpath$ext" "$stage/kubectl-pullpath$ext"   # a hard link: stored once in the archive
   cp README.md "$stage/"
   [ -f LICENSE ] && cp LICENSE "$stage/"
   archive="pullpath_${version}_${os}_${arch}.tar.gz"
@@ -54,7 +56,7 @@ node_pkg=./cmd/pullpath-node
 tags=""
 if [ ! -d "$node_pkg" ]; then node_pkg=./cmd/pullpath; tags="-tags nolab"; fi
 oci_args=()
-for arch in amd64 arm64; do
+for arch in $image_arches; do
   bin="$dist/image/linux_$arch/pullpath"
   mkdir -p "$(dirname "$bin")"
   # shellcheck disable=SC2086
