@@ -145,6 +145,23 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("completion lists names from the cluster", func(t *testing.T) {
+		for _, args := range [][]string{{"__complete", "diagnose", kc, "-n", clustertest.Namespace, "deploy", ""}, {"__complete", "diagnose", kc, "-n", clustertest.Namespace, "deployment/"}} {
+			out, errOut, code := runDiagnose(t, args...)
+			want := clustertest.Deployment
+			if strings.HasSuffix(args[len(args)-1], "/") {
+				want = "deployment/" + clustertest.Deployment
+			}
+			if code != ExitOK || !strings.Contains("\n"+out, "\n"+want+"\n") {
+				t.Errorf("%v: exit %d, output %q (stderr %q), want the line %q", args, code, out, errOut, want)
+			}
+		}
+		out, _, _ := runDiagnose(t, "__complete", "diagnose", kc, "-n", clustertest.Namespace, "pod", "")
+		if !strings.Contains(out, clustertest.FailingPod) {
+			t.Errorf("pod completion %q lacks %s", out, clustertest.FailingPod)
+		}
+	})
+
 	t.Run("cleanup with nothing to clean", func(t *testing.T) {
 		_, errOut, code := runDiagnose(t, "diagnose", "--cleanup", "-n", clustertest.Namespace, kc)
 		if code != ExitOK || !strings.Contains(errOut, "no probe jobs") {
