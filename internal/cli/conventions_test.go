@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,6 +61,41 @@ func TestDiagnoseKindWithoutName(t *testing.T) {
 		code, _, stderr := runCLI(t, "", "diagnose", kind, "--kubeconfig=/nonexistent")
 		if code != ExitUsage || !strings.Contains(stderr, "needs a NAME") {
 			t.Errorf("diagnose %s: exit %d, stderr %q; want %d and 'needs a NAME'", kind, code, stderr, ExitUsage)
+		}
+	}
+}
+
+// TestDiagnoseKubeconfigIsInput: a missing, unreadable or absent
+// kubeconfig is exit 2, and with none at all the message says where it
+// looked, before any request is sent.
+func TestDiagnoseKubeconfigIsInput(t *testing.T) {
+	// client-go fixes the default path (~/.kube/config) when it starts.
+	realHome, _ := os.UserHomeDir()
+	defaultKC := filepath.Join(realHome, ".kube", "config")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	bad := filepath.Join(home, "bad.kubeconfig")
+	if err := os.WriteFile(bad, []byte("garbage: ["), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"none", []string{"diagnose", "pod", "x"}, "no kubeconfig found: looked in " + defaultKC + " (the default)"},
+		{"missing file", []string{"diagnose", "pod", "x", "--kubeconfig=" + filepath.Join(home, "nope")}, "no such file"},
+		{"unreadable file", []string{"diagnose", "pod", "x", "--kubeconfig=" + bad}, "error loading config file"},
+	} {
+		if _, err := os.Stat(defaultKC); tt.name == "none" && err == nil {
+			t.Logf("skipping the no-kubeconfig case: %s exists on this machine", defaultKC)
+			continue
+		}
+		code, _, stderr := runCLI(t, "", tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", tt.name, code, stderr, ExitUsage, tt.want)
 		}
 	}
 }

@@ -110,9 +110,13 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
 	}
+	// A missing or unreadable kubeconfig is unreadable input (exit 2).
+	if err := cluster.CheckKubeconfig(o.config); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
 	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("reading kubeconfig: %w", err)}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("reading kubeconfig: %w", err)}
 	}
 	cs, err := cluster.NewClientset(o.config)
 	if err != nil {
