@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/verdict"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 type explainOptions struct {
@@ -36,8 +32,8 @@ docker, podman, skopeo, crane), from FILE or stdin, and prints for every pull fa
 failing layer, cause, role, owner, endpoint, a summary and next steps. Nothing is sent
 anywhere: explain works offline.
 
-Exit status: 0 when no pull failure is found, 1 when one is diagnosed, 2 when the input
-cannot be read.`,
+-o json and -o yaml print one ExplainReport document whatever the number of findings
+(schema/explainreport.schema.json).` + exitCodesHelp("no pull failure found", "a pull failure was diagnosed"),
 		Example: `  kubectl describe pod app-7d9c | pullpath explain
   kubectl get events -n team -o json | pullpath explain -o json
   pullpath explain failed-pull.txt`,
@@ -49,37 +45,27 @@ cannot be read.`,
 			return o.run()
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(explainFormats(), "|"))
+	addOutputFlag(cmd, &o.output, report.DocumentFormats)
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "never colour the text output")
 	return cmd
 }
 
-// explainRenderers are the output formats, picked by -o.
-var explainRenderers = map[string]func(w io.Writer, fs []explain.Finding, color bool) error{
-	"text": renderExplainText,
-	"json": renderExplainJSON,
-}
-
-func explainFormats() []string {
-	out := make([]string, 0, len(explainRenderers))
-	for k := range explainRenderers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func (o *explainOptions) run() error {
-	render, ok := explainRenderers[o.output]
-	if !ok {
-		return usageErrorf("unknown output format %q: valid formats are %s", o.output, strings.Join(explainFormats(), ", "))
+	if err := checkOutput(o.output, report.DocumentFormats); err != nil {
+		return err
 	}
 	rep, perr := o.explain()
 	findings := rep.Findings
 	if perr != nil && len(findings) == 0 {
 		return &ExitError{Code: ExitUsage, Err: perr}
 	}
-	if err := render(o.streams.Out, findings, o.color()); err != nil {
+	var err error
+	if o.output == report.FormatText {
+		err = renderExplainText(o.streams.Out, findings, useColor(o.streams.Out, o.noColor))
+	} else {
+		err = report.WriteDocument(o.streams.Out, o.output, report.KindExplainReport, newExplainReport(rep.Input, findings))
+	}
+	if err != nil {
 		return &ExitError{Code: ExitInternal, Err: fmt.Errorf("writing output: %w", err)}
 	}
 	if perr != nil {
@@ -118,83 +104,6 @@ func (o *explainOptions) explain() (explain.Report, error) {
 		return rep, fmt.Errorf("reading %s: read %d lines (%d bytes), skipped %d: a failure in the skipped lines would not be shown", name, in.Lines, in.Bytes, in.SkippedLines)
 	}
 	return rep, nil
-}
-
-// color reports whether text output may use colour: only on a terminal,
-// never with --no-color or NO_COLOR.
-func (o *explainOptions) color() bool {
-	if o.noColor || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	f, ok := o.streams.Out.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// explainJSON is one finding in -o json. The verdict fields appear both at
-// the top level (CONTRACT.md: explain prints layer, cause, role, owner,
-// endpoint, summary, next) and under "verdict", the shape probe and
-// diagnose use.
-type explainJSON struct {
-	Layer     verdict.Layer   `json:"layer"`
-	Cause     string          `json:"cause,omitempty"`
-	Role      verdict.Role    `json:"role,omitempty"`
-	Owner     verdict.Owner   `json:"owner,omitempty"`
-	Endpoint  string          `json:"endpoint,omitempty"`
-	Summary   string          `json:"summary"`
-	Next      []string        `json:"next"`
-	Evidence  string          `json:"evidence,omitempty"`
-	Host      string          `json:"host,omitempty"`
-	URL       string          `json:"url,omitempty"`
-	Image     string          `json:"image,omitempty"`
-	Runtime   string          `json:"runtime,omitempty"`
-	Ambiguous []string        `json:"ambiguous,omitempty"`
-	Count     int             `json:"count"`
-	Source    string          `json:"source"`
-	Reason    string          `json:"reason,omitempty"`
-	Object    string          `json:"object,omitempty"`
-	Message   string          `json:"message"`
-	First     *time.Time      `json:"first,omitempty"`
-	Last      *time.Time      `json:"last,omitempty"`
-	Verdict   verdict.Verdict `json:"verdict"`
-}
-
-func toExplainJSON(f explain.Finding) explainJSON {
-	v := f.Result.Verdict
-	if v.Next == nil {
-		v.Next = []string{}
-	}
-	j := explainJSON{
-		Layer: v.Layer, Cause: v.Cause, Role: v.Role, Owner: v.Owner, Endpoint: v.Endpoint,
-		Summary: v.Summary, Next: v.Next, Evidence: v.Evidence,
-		Host: f.Result.Host, URL: f.Result.URL, Image: f.Result.Image, Runtime: f.Result.Runtime,
-		Ambiguous: f.Result.Ambiguous, Count: f.Count,
-		Source: f.Message.Source, Reason: f.Message.Reason, Object: f.Message.Object,
-		Message: explain.Redact(f.Message.Text), Verdict: v,
-	}
-	if !f.Message.First.IsZero() {
-		t := f.Message.First
-		j.First = &t
-	}
-	if !f.Message.Last.IsZero() {
-		t := f.Message.Last
-		j.Last = &t
-	}
-	return j
-}
-
-// renderExplainJSON prints one object for one finding and an array
-// otherwise (CONTRACT.md).
-func renderExplainJSON(w io.Writer, fs []explain.Finding, _ bool) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if len(fs) == 1 {
-		return enc.Encode(toExplainJSON(fs[0]))
-	}
-	out := make([]explainJSON, 0, len(fs))
-	for _, f := range fs {
-		out = append(out, toExplainJSON(f))
-	}
-	return enc.Encode(out)
 }
 
 const (

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 )
 
 func runExplain(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -33,7 +36,7 @@ func TestExplainExitCodes(t *testing.T) {
 		{"binary", "\x00\x01\x02\x03\x00", nil, ExitUsage},
 		{"empty", "", nil, ExitUsage},
 		{"missing file", "", []string{"/nonexistent/pullpath-explain-input"}, ExitUsage},
-		{"bad format", dnsEvent, []string{"-o", "yaml"}, ExitUsage},
+		{"bad format", dnsEvent, []string{"-o", "xml"}, ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,35 +48,100 @@ func TestExplainExitCodes(t *testing.T) {
 	}
 }
 
-func TestExplainJSONOneObject(t *testing.T) {
+// explainDoc is the part of an ExplainReport these tests read.
+type explainDoc struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Input      struct {
+		Lines int `json:"lines"`
+		Bytes int `json:"bytes"`
+	} `json:"input"`
+	Findings []map[string]any `json:"findings"`
+}
+
+func decodeExplain(t *testing.T, out string) explainDoc {
+	t.Helper()
+	var d explainDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("explain -o json is not one object: %v\n%s", err, out)
+	}
+	if d.APIVersion != "pullpath.dev/v1alpha1" || d.Kind != "ExplainReport" {
+		t.Errorf("explain -o json apiVersion, kind = %q, %q; want pullpath.dev/v1alpha1, ExplainReport", d.APIVersion, d.Kind)
+	}
+	if !strings.HasPrefix(out, "{\n  \"apiVersion\": \"pullpath.dev/v1alpha1\",\n  \"kind\": \"ExplainReport\"") {
+		t.Errorf("explain -o json does not start with apiVersion then kind:\n%.200s", out)
+	}
+	return d
+}
+
+func TestExplainJSONOneFinding(t *testing.T) {
 	code, out, _ := runExplain(t, dnsEvent, "-o", "json")
 	if code != ExitFailure {
 		t.Fatalf("exit = %d, want %d", code, ExitFailure)
 	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(out), &obj); err != nil {
-		t.Fatalf("explain -o json with one message is not one object: %v\n%s", err, out)
+	d := decodeExplain(t, out)
+	if len(d.Findings) != 1 {
+		t.Fatalf("explain -o json findings = %d, want 1\n%s", len(d.Findings), out)
 	}
-	for k, want := range map[string]string{"layer": "dns", "cause": "dns.nxdomain", "role": "registry", "owner": "dns", "endpoint": "myacr.azurecr.io:443", "host": "myacr.azurecr.io"} {
-		if obj[k] != want {
-			t.Errorf("explain -o json %s = %v, want %q", k, obj[k], want)
+	f := d.Findings[0]
+	if f["host"] != "myacr.azurecr.io" || f["count"] != 1.0 {
+		t.Errorf("explain -o json finding host, count = %v, %v; want myacr.azurecr.io, 1", f["host"], f["count"])
+	}
+	for _, k := range []string{"layer", "cause", "owner", "summary", "next"} {
+		if _, dup := f[k]; dup {
+			t.Errorf("explain -o json repeats verdict field %q at the finding's top level", k)
 		}
 	}
-	v, _ := obj["verdict"].(map[string]any)
-	if v["layer"] != "dns" {
-		t.Errorf("explain -o json verdict.layer = %v, want dns", v["layer"])
+	v, _ := f["verdict"].(map[string]any)
+	for k, want := range map[string]string{"layer": "dns", "cause": "dns.nxdomain", "role": "registry", "owner": "dns", "endpoint": "myacr.azurecr.io:443"} {
+		if v[k] != want {
+			t.Errorf("explain -o json verdict.%s = %v, want %q", k, v[k], want)
+		}
+	}
+	if d.Input.Bytes != len(dnsEvent) || d.Input.Lines != strings.Count(strings.TrimSuffix(dnsEvent, "\n"), "\n")+1 {
+		t.Errorf("explain -o json input = %+v, want %d bytes", d.Input, len(dnsEvent))
 	}
 }
 
-func TestExplainJSONArray(t *testing.T) {
+func TestExplainJSONManyAndNone(t *testing.T) {
 	in := dnsEvent + "\n" + `Failed to pull image "r.example/a:1": rpc error: code = NotFound desc = failed to pull and unpack image "r.example/a:1": failed to resolve reference "r.example/a:1": r.example/a:1: not found` + "\n"
 	_, out, _ := runExplain(t, in, "-o", "json")
-	var arr []map[string]any
-	if err := json.Unmarshal([]byte(out), &arr); err != nil {
-		t.Fatalf("explain -o json with two messages is not an array: %v\n%s", err, out)
+	d := decodeExplain(t, out)
+	var causes []string
+	for _, f := range d.Findings {
+		causes = append(causes, f["verdict"].(map[string]any)["cause"].(string))
 	}
-	if len(arr) != 2 || arr[0]["cause"] != "dns.nxdomain" || arr[1]["cause"] != "manifest.unknown" {
-		t.Errorf("explain -o json = %v, want dns.nxdomain then manifest.unknown", arr)
+	if strings.Join(causes, ",") != "dns.nxdomain,manifest.unknown" {
+		t.Errorf("explain -o json causes = %v, want dns.nxdomain then manifest.unknown", causes)
+	}
+	code, out, _ := runExplain(t, "all quiet\n", "-o", "json")
+	if code != ExitOK {
+		t.Errorf("explain of no failure exit = %d, want 0", code)
+	}
+	if d := decodeExplain(t, out); d.Findings == nil || len(d.Findings) != 0 || !strings.Contains(out, `"findings": []`) {
+		t.Errorf("explain -o json of no failure: findings want [], got\n%s", out)
+	}
+}
+
+func TestExplainYAMLIsTheSameDocument(t *testing.T) {
+	_, js, _ := runExplain(t, dnsEvent, "-o", "json")
+	_, ym, _ := runExplain(t, dnsEvent, "-o", "yaml")
+	var a, b any
+	if err := json.Unmarshal([]byte(js), &a); err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON([]byte(ym))
+	if err != nil {
+		t.Fatalf("explain -o yaml is not YAML: %v\n%s", err, ym)
+	}
+	if err := json.Unmarshal(j, &b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("explain -o yaml differs from -o json (-json +yaml):\n%s", diff)
+	}
+	if !strings.HasPrefix(ym, "apiVersion: pullpath.dev/v1alpha1\n") {
+		t.Errorf("explain -o yaml starts %.60q, want apiVersion first", ym)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/registry"
-	"github.com/pullpath/pullpath/internal/report"
 )
 
 type probeOptions struct {
@@ -44,7 +43,10 @@ every host as it is discovered (registry, mirrors, token realm, blob hosts),
 downloads and verifies every blob, and names the first step that fails.
 
 Run it on the node (hostNetwork, --root /host) — a pod with cluster DNS proves
-nothing about the pull.`,
+nothing about the pull.
+
+-o json and -o yaml print one ProbeReport document (schema/probereport.schema.json);
+-o html writes one self-contained page that draws the pull path.` + exitCodesHelp("the pull path works", "a failure was diagnosed; the verdict says where"),
 		Example: `  pullpath probe myreg.azurecr.io/team/app:1.2
   pullpath probe --root /host -o json registry.example/app@sha256:...
   echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1`,
@@ -65,19 +67,20 @@ nothing about the pull.`,
 	f.IntVar(&o.opts.Jobs, "jobs", 4, "parallel blob downloads")
 	f.DurationVar(&o.opts.Timeout, "timeout", 5*time.Second, "deadline of each step (DNS query, connect, TLS handshake, response headers, download stall)")
 	f.DurationVar(&o.opts.Deadline, "deadline", 10*time.Minute, "deadline of the whole probe")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &o.output, probeFormats)
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
 	f.BoolVar(&o.runtimePull, "runtime-pull", false, "after the probe, ask the node's runtime to pull through CRI (as the kubelet does) and compare; this adds the image to the node's image store")
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
+	registerProbeCompletions(cmd)
 	return cmd
 }
 
 func (o *probeOptions) run(ctx context.Context, image string) error {
-	if err := report.CheckFormat(o.output); err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+	if err := checkOutput(o.output, probeFormats); err != nil {
+		return err
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -103,12 +106,7 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if o.runtimePull && !rep.Interrupted {
 		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})
 	}
-	if o.output == "json" {
-		err = report.JSON(o.streams.Out, rep)
-	} else {
-		err = report.ProbeText(o.streams.Out, rep, report.Style{Color: !o.noColor && isTerminal(o.streams.Out)})
-	}
-	if err != nil {
+	if err := o.render(rep); err != nil {
 		return &ExitError{Code: ExitInternal, Err: err}
 	}
 	if rep.Interrupted {

@@ -130,7 +130,7 @@ func TestProbeUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"probe"},
 		{"probe", "a", "b"},
-		{"probe", "registry.example/app:1", "-o", "yaml"},
+		{"probe", "registry.example/app:1", "-o", "xml"},
 		{"probe", "registry.example/app:1", "--blobs", "some"},
 		{"probe", "registry.example/app:1", "--username", "u"},
 		{"probe", "registry.example/app:1", "--password-stdin"},

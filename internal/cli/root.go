@@ -22,7 +22,7 @@ const (
 )
 
 // Version is set at build time with -ldflags "-X github.com/pullpath/pullpath/internal/cli.Version=...".
-var Version = "v0.1.0-dev"
+var Version = defaultVersion
 
 // Streams are the standard streams a command reads and writes.
 type Streams struct {
@@ -79,6 +79,7 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	setVersionFlag(root)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
@@ -89,23 +90,12 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 		NewCmdProbe(streams),
 		NewCmdExplain(streams),
 		newCmdVersion(streams),
+		NewCmdCauses(streams),
 	)
 	for _, c := range extra {
 		root.AddCommand(c(streams))
 	}
 	return root
-}
-
-func newCmdVersion(streams Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(streams.Out, "pullpath %s\n", Version)
-			return err
-		},
-	}
 }
 
 // Run executes pullpath with args (args[0] is the program name) and the

@@ -435,6 +435,10 @@ func (a *analysis) chooseVerdict() {
 			best = p
 		}
 	}
+	if best == nil && len(a.in.Pods) == 0 && a.in.Workload.Kind != KindPod {
+		a.rep.Verdict = noPodVerdict(a.in, a.rep.Workload)
+		return
+	}
 	if best == nil {
 		a.rep.Verdict = verdict.OKVerdict("No container of " + a.rep.Workload + " is failing to pull its image.")
 		return
@@ -723,7 +727,9 @@ func (a *analysis) conclude() {
 		cachedNodes += p.Cached
 	}
 	var b strings.Builder
-	if r.Verdict.OK {
+	if r.Verdict.Cause == CauseNoPod {
+		b.WriteString(r.Verdict.Summary)
+	} else if r.Verdict.OK {
 		fmt.Fprintf(&b, "%s: no container is failing to pull %s.", r.Workload, r.Image)
 		if len(cachedOnly) > 0 {
 			fmt.Fprintf(&b, " Nodes of %s run it from their cache; nothing here proves a fresh pull works: run with --probe.", strings.Join(cachedOnly, ", "))

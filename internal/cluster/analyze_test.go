@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
@@ -26,32 +25,7 @@ var fixtureNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // fakeClientset holds the fixture's objects in client-go's fake clientset.
 func fakeClientset(f *clustertest.Fixture) *fake.Clientset {
-	var objs []runtime.Object
-	for i := range f.Namespaces {
-		objs = append(objs, &f.Namespaces[i])
-	}
-	for i := range f.Nodes {
-		objs = append(objs, &f.Nodes[i])
-	}
-	for i := range f.ServiceAccounts {
-		objs = append(objs, &f.ServiceAccounts[i])
-	}
-	for i := range f.Secrets {
-		objs = append(objs, &f.Secrets[i])
-	}
-	for i := range f.Deployments {
-		objs = append(objs, &f.Deployments[i])
-	}
-	for i := range f.ReplicaSets {
-		objs = append(objs, &f.ReplicaSets[i])
-	}
-	for i := range f.Pods {
-		objs = append(objs, &f.Pods[i])
-	}
-	for i := range f.Events {
-		objs = append(objs, &f.Events[i])
-	}
-	return fake.NewSimpleClientset(objs...)
+	return fake.NewSimpleClientset(f.Objects()...)
 }
 
 func diagnoseFake(t *testing.T, f *clustertest.Fixture, ref WorkloadRef) *Report {

@@ -111,12 +111,14 @@ func gatherWorkload(ctx context.Context, cs kubernetes.Interface, ref WorkloadRe
 			return apiErr(ref.String(), err)
 		}
 		sel, owner, viaRS, template = d.Spec.Selector, d.UID, true, d.Spec.Template.Spec
+		in.Replicas = d.Spec.Replicas
 	case KindStatefulSet:
 		s, err := cs.AppsV1().StatefulSets(ns).Get(c, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return apiErr(ref.String(), err)
 		}
 		sel, owner, template = s.Spec.Selector, s.UID, s.Spec.Template.Spec
+		in.Replicas = s.Spec.Replicas
 	case KindDaemonSet:
 		s, err := cs.AppsV1().DaemonSets(ns).Get(c, ref.Name, metav1.GetOptions{})
 		if err != nil {
@@ -147,6 +149,7 @@ func gatherWorkload(ctx context.Context, cs kubernetes.Interface, ref WorkloadRe
 			for i := range rss.Items {
 				if ctl := metav1.GetControllerOf(&rss.Items[i]); ctl != nil && ctl.UID == owner {
 					owners[rss.Items[i].UID] = true
+					in.ReplicaSets = append(in.ReplicaSets, rss.Items[i].Name)
 				}
 			}
 		}
@@ -210,6 +213,15 @@ func gatherEvents(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef,
 	}
 	if ref.Kind != KindPod {
 		if evs, err := list(ref.Namespace, fields.Set{"involvedObject.name": ref.Name}, 1000); err == nil {
+			in.Events = append(in.Events, evs...)
+		}
+	}
+	// With no pod, the ReplicaSets' events say why (FailedCreate).
+	for i, rs := range in.ReplicaSets {
+		if len(in.Pods) > 0 || i >= maxEventPods {
+			break
+		}
+		if evs, err := list(ref.Namespace, fields.Set{"involvedObject.kind": "ReplicaSet", "involvedObject.name": rs}, 100); err == nil {
 			in.Events = append(in.Events, evs...)
 		}
 	}

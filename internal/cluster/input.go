@@ -31,6 +31,11 @@ type Input struct {
 	PullSecrets map[string]SecretInfo
 	// Probes are probe results by node name (only with --probe).
 	Probes map[string]*ProbeResult
+	// Replicas is the workload's spec.replicas, when it has one (nil
+	// otherwise). ReplicaSets are the names of a Deployment's ReplicaSets.
+	// Both explain a workload without pods.
+	Replicas    *int32
+	ReplicaSets []string
 	// Errors are partial failures while reading (e.g. forbidden to list
 	// events); the report carries them as notes.
 	Errors []string

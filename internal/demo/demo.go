@@ -25,7 +25,7 @@ type Result struct {
 	Expected     lab.Expect      `json:"expected"`
 	Verdict      verdict.Verdict `json:"verdict"`
 	Warnings     []string        `json:"warnings"`
-	Milliseconds int64           `json:"milliseconds"`
+	Milliseconds int64           `json:"duration_ms"`
 	Pass         bool            `json:"pass"`
 	Mismatches   []string        `json:"mismatches,omitempty"`
 	Report       *probe.Report   `json:"-"`

@@ -45,16 +45,16 @@ type Resolver struct {
 
 // ResolverAnswer is what one nameserver said to one query.
 type ResolverAnswer struct {
-	Server string // ip:port asked
-	Query  string // "name. A" or "name. AAAA"
-	Rcode  string // NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...; "" without a response
-	Addrs  []netip.Addr
-	CNAMEs []string // the CNAME chain from the query name, targets in order
-	Err    string   // the exchange error (timeout, refused), Go's text
-	Millis float64
+	Server string       `json:"server"`          // ip:port asked
+	Query  string       `json:"query"`           // "name. A" or "name. AAAA"
+	Rcode  string       `json:"rcode,omitempty"` // NOERROR, NXDOMAIN, SERVFAIL, REFUSED, ...; "" without a response
+	Addrs  []netip.Addr `json:"addrs"`
+	CNAMEs []string     `json:"cnames"`          // the CNAME chain from the query name, targets in order
+	Err    string       `json:"error,omitempty"` // the exchange error (timeout, refused), Go's text
+	Millis float64      `json:"duration_ms"`
 	// Outcome is the answer as the resolver judges it: ok, nxdomain,
 	// nodata, servfail, lame, timeout or unreachable.
-	Outcome string
+	Outcome string `json:"outcome"`
 }
 
 // DNSResult is the outcome of resolving one host.

@@ -22,10 +22,12 @@ const ExpiryWarning = 14 * 24 * time.Hour
 
 // CertInfo describes one presented certificate.
 type CertInfo struct {
-	Subject, Issuer     string
-	SANs                []string
-	NotBefore, NotAfter time.Time
-	SerialHex           string
+	Subject   string    `json:"subject"`
+	Issuer    string    `json:"issuer"`
+	SANs      []string  `json:"sans"`
+	NotBefore time.Time `json:"not_before"`
+	NotAfter  time.Time `json:"not_after"`
+	SerialHex string    `json:"serial_hex"`
 }
 
 // TLSResult is the outcome of one TLS handshake.

@@ -32,7 +32,7 @@ type Report struct {
 	ServedBy string       `json:"served_by,omitempty"`
 	Identity string       `json:"identity,omitempty"` // which credential was used: "anonymous" or "user <name> (from <source>)"
 	Started  time.Time    `json:"started"`
-	Millis   int64        `json:"ms"`
+	Millis   int64        `json:"duration_ms"`
 	Runtime  *RuntimePull `json:"runtime,omitempty"`
 	// Proxy is the proxy environment of the node's containerd, when set.
 	Proxy *ProxyInfo `json:"proxy,omitempty"`
@@ -67,7 +67,7 @@ type Step struct {
 	Status Status  `json:"status"`
 	Detail string  `json:"detail,omitempty"`
 	Cause  string  `json:"cause,omitempty"`
-	Millis float64 `json:"ms"`
+	Millis float64 `json:"duration_ms"`
 	// Facts holds structured evidence (answers per resolver, CNAME chain,
 	// egress interface and gateway, certificate chain, HTTP status).
 	Facts map[string]any `json:"facts,omitempty"`
@@ -81,7 +81,7 @@ type Blob struct {
 	Host      string  `json:"host,omitempty"` // the host that served the bytes (after redirects)
 	Verified  bool    `json:"verified"`
 	Bytes     int64   `json:"bytes"`
-	Millis    float64 `json:"ms"`
+	Millis    float64 `json:"duration_ms"`
 	Error     string  `json:"error,omitempty"`
 }
 
@@ -94,7 +94,7 @@ type RuntimePull struct {
 	Verdict *verdict.Verdict `json:"verdict,omitempty"`
 	Agrees  bool             `json:"agrees"`
 	Note    string           `json:"note,omitempty"`
-	Millis  int64            `json:"ms"`
+	Millis  int64            `json:"duration_ms"`
 }
 
 // ProxyInfo is the proxy environment the probe applied (credentials in the

@@ -12,18 +12,14 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// Formats lists the output formats every command accepts.
-var Formats = []string{"text", "json"}
+// Formats lists the formats every command accepts as a document.
+//
+// Deprecated: use DocumentFormats or AllFormats with CheckFormatIn.
+var Formats = DocumentFormats
 
-// CheckFormat returns an error naming the valid formats when f is unknown.
-func CheckFormat(f string) error {
-	for _, x := range Formats {
-		if f == x {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown output format %q (valid: %s)", f, strings.Join(Formats, ", "))
-}
+// CheckFormat returns an error naming the valid formats when f is not one
+// of DocumentFormats.
+func CheckFormat(f string) error { return CheckFormatIn(f, DocumentFormats) }
 
 // JSON writes v as indented JSON.
 func JSON(w io.Writer, v any) error {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,10 +102,61 @@ func TestSummary(t *testing.T) {
 }
 
 func TestCheckFormat(t *testing.T) {
-	if err := CheckFormat("yaml"); err == nil || !strings.Contains(err.Error(), "text, json") {
-		t.Errorf("CheckFormat(yaml) = %v, want an error listing the formats", err)
+	err := CheckFormatIn("x", AllFormats)
+	if want := `unknown output format "x" (valid: text, json, yaml, html)`; err == nil || err.Error() != want {
+		t.Errorf("CheckFormatIn(x) = %v, want %s", err, want)
 	}
-	if err := CheckFormat("json"); err != nil {
-		t.Errorf("CheckFormat(json) = %v", err)
+	for _, f := range DocumentFormats {
+		if err := CheckFormat(f); err != nil {
+			t.Errorf("CheckFormat(%s) = %v", f, err)
+		}
+	}
+	if err := CheckFormat("html"); err == nil {
+		t.Errorf("CheckFormat(html) = nil, want an error: html is only for probe and diagnose")
+	}
+}
+
+func TestDocumentEnvelope(t *testing.T) {
+	r := blobFailure()
+	r.Plan[0].Capabilities = nil
+	r.Endpoints[1].Steps[0].Facts = map[string]any{"answers": []struct {
+		CNAMEs []string `json:"cnames"`
+	}{{}}}
+	ok := verdict.Verdict{OK: true, Summary: "fine"}
+	for _, tt := range []struct {
+		name string
+		v    any
+		want []string // substrings of the indented JSON
+		not  []string
+	}{
+		{"probe", r, []string{`"capabilities": []`, `"cnames": []`, `"duration_ms": 20`}, []string{"null", `"ms"`}},
+		{"ok verdict", &struct {
+			V verdict.Verdict `json:"verdict"`
+		}{ok}, []string{`"layer": "none"`, `"cause": "ok"`, `"next": []`}, []string{"null"}},
+		{"empty object", &struct{}{}, []string{"\"ProbeReport\"\n}"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteDocument(&b, FormatJSON, KindProbeReport, tt.v); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if !strings.HasPrefix(out, "{\n  \"apiVersion\": \"pullpath.dev/v1alpha1\",\n  \"kind\": \"ProbeReport\"") {
+				t.Errorf("document starts %.80q, want apiVersion then kind", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("document lacks %s:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(out, w) {
+					t.Errorf("document holds %s:\n%s", w, out)
+				}
+			}
+		})
+	}
+	if err := WriteDocument(io.Discard, FormatJSON, KindProbeReport, []int{1}); err == nil {
+		t.Error("WriteDocument of an array = nil error, want: not a JSON object")
 	}
 }

@@ -2,6 +2,7 @@ package azurecmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/azure"
 	"github.com/pullpath/pullpath/internal/cli"
@@ -97,7 +99,7 @@ credentials needed:
 	f.StringArrayVar(&o.targets, "target", nil, "HOST=IP: another registry endpoint to check, e.g. one on-premises behind the VPN gateway (repeatable)")
 	f.StringVar(&o.dataPlane, "data-plane", "", "a pullpath probe or diagnose --probe JSON document to compare with")
 	f.StringVar(&o.fromAz, "from-az", "", "read az CLI JSON dumps from this directory instead of calling Azure")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "deadline for all Azure calls")
 	return cmd
@@ -172,9 +174,18 @@ func (o *azureOptions) run(ctx context.Context) error {
 		dp.Attach(rep)
 	}
 	var err error
-	if o.output == "json" {
+	switch o.output {
+	case report.FormatJSON:
 		err = report.JSON(o.streams.Out, rep)
-	} else {
+	case report.FormatYAML:
+		// The report carries its own apiVersion and kind.
+		var b, y []byte
+		if b, err = json.Marshal(rep); err == nil {
+			if y, err = yaml.JSONToYAML(b); err == nil {
+				_, err = o.streams.Out.Write(y)
+			}
+		}
+	default:
 		err = azureText(o.streams.Out, rep, report.Style{Color: !o.noColor && cli.IsTerminal(o.streams.Out)})
 	}
 	if err != nil {

@@ -111,7 +111,7 @@ func TestAzureUsage(t *testing.T) {
 		{"--subscription", "s", "--cluster", "nogroup", "--registry", "rg/r"},
 		{"--subscription", "s", "--cluster", "rg/c"}, // no registry or target
 		{"--from-az", azDumps + "healthy", "--target", "noequals"},
-		{"--from-az", azDumps + "healthy", "-o", "yaml"},
+		{"--from-az", azDumps + "healthy", "-o", "xml"},
 		{"--from-az", "/nonexistent/pullpath-az"},
 		{"--from-az", azDumps + "healthy", "--data-plane", "/nonexistent/probe.json"},
 	} {

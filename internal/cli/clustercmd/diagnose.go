@@ -1,10 +1,8 @@
 package clustercmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,17 +63,21 @@ With --probe it runs ` + "`pullpath probe`" + ` as a Job pinned to the node the 
 and to the newest node of every eligible pool, on the host network with the node's
 resolver and /etc, and removes the Jobs when done (also on Ctrl-C).
 
-KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
+KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
+
+-o json and -o yaml print one DiagnoseReport document (schema/diagnosereport.schema.json).` +
+			cli.ExitCodesHelp("no pull failure found", "a pull failure was diagnosed (or no pod exists to pull)"),
 		Example: `  pullpath diagnose pod app-7d9f8c6b5d-x2kqp -n shop
   pullpath diagnose deployment/app -n shop -o json
   pullpath diagnose deployment/app -n shop --probe --probe-image myacr.azurecr.io/tools/pullpath:v0.1.0
   pullpath diagnose --cleanup -n shop
   kubectl pullpath diagnose deploy/app -n shop`,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+		ValidArgsFunction: o.completeWorkload,
 	}
 	o.kube.AddFlags(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cli.AddOutputFlag(cmd, &o.output, diagnoseFormats)
 	f.BoolVar(&o.probe, "probe", false, "run pullpath probe as a Job on the landed node and the newest node of every eligible pool")
 	f.StringVar(&o.probeImage, "probe-image", "", "the probe's own image (default "+defaultProbeImage()+")")
 	f.StringVar(&o.probeNamespace, "probe-namespace", "", "namespace for the probe Jobs (default: the workload's)")
@@ -89,19 +91,10 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.`,
 	return cmd
 }
 
-var diagnoseRenderers = map[string]func(io.Writer, *cluster.Report) error{
-	"text": cluster.WriteText,
-	"json": func(w io.Writer, r *cluster.Report) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	},
-}
-
 func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
-	render, ok := diagnoseRenderers[o.output]
-	if !ok {
-		return cli.UsageErrorf("unknown output %q: want text or json", o.output)
+	render, rerr := diagnoseRenderer(o.output)
+	if rerr != nil {
+		return rerr
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -112,6 +105,9 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if !o.cleanup {
 		if len(args) == 0 {
 			return cli.UsageErrorf("diagnose needs a workload: pod NAME, KIND/NAME or NAME")
+		}
+		if err := checkWorkloadArgs(args); err != nil {
+			return err
 		}
 		if _, err := cluster.ParseWorkload(args, ""); err != nil {
 			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
@@ -148,7 +144,11 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	do := cluster.DiagnoseOptions{Progress: func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }}
+	var do cluster.DiagnoseOptions
+	if cli.IsTerminal(o.streams.Err) {
+		// Progress only for a person watching; logs and pipes get the result.
+		do.Progress = func(msg string) { fmt.Fprintf(o.streams.Err, "pullpath: %s\n", msg) }
+	}
 	if o.probe {
 		img := o.probeImage
 		if img == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/schematest"
 )
 
 func runDiagnose(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -74,6 +75,7 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 		if code != cli.ExitFailure {
 			t.Fatalf("exit code = %d, want %d; stderr: %s", code, cli.ExitFailure, errOut)
 		}
+		schematest.Validate(t, "DiagnoseReport", out)
 		// The CONTRACT.md fields, read generically so a renamed field fails.
 		var got map[string]any
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -139,6 +141,23 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("completion lists names from the cluster", func(t *testing.T) {
+		for _, args := range [][]string{{"__complete", "diagnose", kc, "-n", clustertest.Namespace, "deploy", ""}, {"__complete", "diagnose", kc, "-n", clustertest.Namespace, "deployment/"}} {
+			out, errOut, code := runDiagnose(t, args...)
+			want := clustertest.Deployment
+			if strings.HasSuffix(args[len(args)-1], "/") {
+				want = "deployment/" + clustertest.Deployment
+			}
+			if code != cli.ExitOK || !strings.Contains("\n"+out, "\n"+want+"\n") {
+				t.Errorf("%v: exit %d, output %q (stderr %q), want the line %q", args, code, out, errOut, want)
+			}
+		}
+		out, _, _ := runDiagnose(t, "__complete", "diagnose", kc, "-n", clustertest.Namespace, "pod", "")
+		if !strings.Contains(out, clustertest.FailingPod) {
+			t.Errorf("pod completion %q lacks %s", out, clustertest.FailingPod)
+		}
+	})
+
 	t.Run("cleanup with nothing to clean", func(t *testing.T) {
 		_, errOut, code := runDiagnose(t, "diagnose", "--cleanup", "-n", clustertest.Namespace, kc)
 		if code != cli.ExitOK || !strings.Contains(errOut, "no probe jobs") {
@@ -153,7 +172,7 @@ func TestDiagnoseUsage(t *testing.T) {
 		args []string
 	}{
 		{"no workload", []string{"diagnose"}},
-		{"bad output", []string{"diagnose", "pod/x", "-o", "yaml"}},
+		{"bad output", []string{"diagnose", "pod/x", "-o", "xml"}},
 		{"bad kind", []string{"diagnose", "service/x"}},
 		{"cleanup with workload", []string{"diagnose", "--cleanup", "pod/x"}},
 	}

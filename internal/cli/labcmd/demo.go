@@ -23,6 +23,7 @@ type demoOptions struct {
 	only    []string
 	timeout time.Duration
 	verbose bool
+	list    bool
 }
 
 // NewCmdDemo builds `pullpath demo`: start the embedded lab, probe every
@@ -40,25 +41,33 @@ private zone, refused, untrusted/wrong-name/expired certificates, 401, 403,
 unknown tag, missing platform, unreachable or corrupt blob host, 429, 5xx,
 mirror fallback, an HTTPS proxy that works, is down, refuses or is bypassed,
 hosts-file entry. It exits 0 only if every verdict is the expected one.
-Nothing leaves this machine.`,
+Nothing leaves this machine. --list prints the scenarios without running them.
+
+-o json and -o yaml print one DemoReport document (schema/demoreport.schema.json).` +
+			cli.ExitCodesHelp("every scenario gave its expected verdict", "a scenario gave another verdict than expected"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cli.AddOutputFlag(cmd, &o.output, report.DocumentFormats)
+	f.BoolVar(&o.list, "list", false, "print the scenarios, one line each, and exit")
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.StringSliceVar(&o.only, "scenario", nil, "run only these scenarios")
+	_ = cmd.RegisterFlagCompletionFunc("scenario", completeScenarios)
 	f.DurationVar(&o.timeout, "timeout", 2*time.Second, "deadline of each probe step")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each scenario's full probe report")
 	return cmd
 }
 
 func (o *demoOptions) run(ctx context.Context) error {
-	if err := report.CheckFormat(o.output); err != nil {
-		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+	if err := cli.CheckOutput(o.output, report.DocumentFormats); err != nil {
+		return err
 	}
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if o.list {
+		return o.printList()
 	}
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Options{})
@@ -78,8 +87,8 @@ func (o *demoOptions) run(ctx context.Context) error {
 	for _, r := range results {
 		pass = pass && r.Pass
 	}
-	if o.output == "json" {
-		err = report.JSON(o.streams.Out, results)
+	if o.output != report.FormatText {
+		err = cli.WriteDocument(o.streams.Out, o.output, report.KindDemoReport, newDemoReport(results, labStart))
 	} else {
 		err = o.text(o.streams.Out, results, labStart)
 	}
@@ -93,7 +102,7 @@ func (o *demoOptions) run(ctx context.Context) error {
 }
 
 func (o *demoOptions) text(w io.Writer, results []demo.Result, labStart time.Duration) error {
-	s := report.Style{Color: !o.noColor && cli.IsTerminal(w)}
+	s := report.Style{Color: cli.UseColor(w, o.noColor)}
 	fmt.Fprintf(w, "%s lab started in %s (registry, token host, blob host, DNS on loopback)\n\n", s.Bold("pullpath demo:"), labStart.Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tLAYER\tCAUSE\tROLE\tOWNER\tENDPOINT\tTIME\tCHECK")
