@@ -88,4 +88,3 @@ func Validate(t testing.TB, kind, out string) {
 		t.Errorf("%s does not validate against %s:\n%v\n--- output:\n%.2000s", kind, schema.Files[kind], err, out)
 	}
 }
-
