@@ -105,6 +105,14 @@ func TestMonitorOnRealNodes(t *testing.T) {
 			for _, p := range pods {
 				t.Log(w.agentLog(ctx, p))
 			}
+			c := prom.HTTPClient()
+			for _, in := range targets {
+				if resp, err := c.Get("http://" + in + "/results"); err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Logf("%s/results: %s", in, b)
+				}
+			}
 		}
 		prom.Stop()
 	})
@@ -112,7 +120,7 @@ func TestMonitorOnRealNodes(t *testing.T) {
 
 	// 1. Every node runs an agent that reports its pool.
 	phase = time.Now()
-	w.poll(ctx, time.Minute, "every agent scraped with pullpath_probe_success 1", func() bool {
+	w.poll(ctx, 30*time.Second, "every agent scraped with pullpath_probe_success 1", func() bool {
 		return len(q.series(ctx, `pullpath_probe_success{job="`+monitorJob+`"} == 1`)) == len(specs)
 	})
 	t.Logf("Prometheus sees every agent healthy %v after it started", time.Since(phase).Round(time.Millisecond))
