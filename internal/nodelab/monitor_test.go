@@ -415,6 +415,7 @@ func (w *world) measureAgents(ctx context.Context, specs []nodelab.NodeSpec, win
 		pid          int
 		addr         string
 		rss          []int64
+		anon, file   []int64
 		cpu0, probe0 int64
 	}
 	var all []*sample
@@ -448,6 +449,8 @@ func (w *world) measureAgents(ctx context.Context, specs []nodelab.NodeSpec, win
 				if u, err := nodelab.ReadProcUsage(a.pid); err == nil {
 					mu.Lock()
 					a.rss = append(a.rss, u.RSSKiB)
+					a.anon = append(a.anon, u.AnonKiB)
+					a.file = append(a.file, u.FileKiB)
 					mu.Unlock()
 				}
 			}
@@ -469,9 +472,16 @@ func (w *world) measureAgents(ctx context.Context, specs []nodelab.NodeSpec, win
 		sorted := slices.Clone(a.rss)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 		cpuMs := float64(u.CPUTicks-a.cpu0) * 1000 / float64(hz)
-		w.t.Logf("agent cost on %s (pool %s, pid %d, HEAD mode, %v window): idle RSS %.1f MiB (median of %d samples), max RSS %.1f MiB, VmHWM %.1f MiB; CPU %.0f ms over %d probes = %.1f ms per probe",
-			specs[i].Name, specs[i].Pool, a.pid, window, mib(sorted[len(sorted)/2]), len(sorted), mib(sorted[len(sorted)-1]), mib(u.HWMKiB), cpuMs, probes, cpuMs/float64(probes))
+		w.t.Logf("agent cost on %s (pool %s, pid %d, HEAD mode, %v window): idle RSS %.1f MiB (median of %d samples; RssAnon %.1f, RssFile %.1f), max RSS %.1f MiB, VmHWM %.1f MiB; CPU %.0f ms over %d probes = %.1f ms per probe (with 1 s scrapes and a condition patch per round)",
+			specs[i].Name, specs[i].Pool, a.pid, window, mib(sorted[len(sorted)/2]), len(sorted), mib(median(a.anon)), mib(median(a.file)),
+			mib(sorted[len(sorted)-1]), mib(u.HWMKiB), cpuMs, probes, cpuMs/float64(probes))
 	}
+}
+
+func median(v []int64) int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }

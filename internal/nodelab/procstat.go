@@ -14,8 +14,10 @@ import (
 // ProcUsage is what /proc says of one process: its resident set now and at
 // its peak, and the CPU time it has used.
 type ProcUsage struct {
-	// RSSKiB and HWMKiB are VmRSS and VmHWM of /proc/<pid>/status.
-	RSSKiB, HWMKiB int64
+	// RSSKiB and HWMKiB are VmRSS and VmHWM of /proc/<pid>/status;
+	// AnonKiB and FileKiB split VmRSS into RssAnon (heap, stacks) and
+	// RssFile (the mapped binary's pages).
+	RSSKiB, HWMKiB, AnonKiB, FileKiB int64
 	// CPUTicks is utime+stime of /proc/<pid>/stat, in clock ticks.
 	CPUTicks int64
 }
@@ -42,6 +44,10 @@ func ReadProcUsage(pid int) (ProcUsage, error) {
 			u.RSSKiB = n
 		case "VmHWM":
 			u.HWMKiB = n
+		case "RssAnon":
+			u.AnonKiB = n
+		case "RssFile":
+			u.FileKiB = n
 		}
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
