@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -140,7 +142,7 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	root := a.Root
 	a.mu.Unlock()
 	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
-		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: a.Config.DockerConfig}
+		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig)}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
 	if err != nil {
@@ -169,6 +171,21 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	}
 	a.results[t.Name] = r
 	return r
+}
+
+// dockerConfig is the docker config a probe reads: none when the file does
+// not exist. The DaemonSet mounts the pull Secret only when it exists
+// (optional: true), and the shipped ConfigMap names its file, so a cluster
+// without the Secret pulls anonymously, as the kubelet does without an
+// imagePullSecret, instead of failing every probe on a missing file.
+func dockerConfig(file string) string {
+	if file == "" {
+		return ""
+	}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return file
 }
 
 func sameState(a, b verdict.Verdict) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -212,4 +213,30 @@ func writeTemp(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestAgentMissingDockerConfig: the shipped ConfigMap names the pull
+// Secret's file, which the DaemonSet mounts only when the Secret exists.
+// Without it the probe is anonymous (before: every probe failed with
+// config.credentials, found preparing the node tier); with it the file is
+// read.
+func TestAgentMissingDockerConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".dockerconfigjson")
+	var got []string
+	cfg := Config{Targets: []Target{{Name: "app", Image: "registry.example/team/app:1"}}, DockerConfig: file}
+	cfg.defaults()
+	a := &Agent{Config: cfg, Node: "n", Pool: "p", Metrics: NewMetrics("n", "p", "test"),
+		Probe: func(_ context.Context, image string, o probe.Options) (*probe.Report, error) {
+			got = append(got, o.DockerConfig)
+			return &probe.Report{Image: image, Verdict: okVerdict()}, nil
+		}}
+	a.Round(context.Background())
+	if err := os.WriteFile(file, []byte(`{"auths":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.Round(context.Background())
+	if len(got) != 2 || got[0] != "" || got[1] != file {
+		t.Errorf("docker config given to the probe = %q, want \"\" while %s is missing, then the file", got, file)
+	}
 }

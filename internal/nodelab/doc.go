@@ -27,6 +27,13 @@
 // containerd with restrict_oom_score_adj. Snapshot and Compare check that
 // the machine's sysctls and iptables are unchanged after a run.
 //
+// TestMonitorOnRealNodes installs deploy/monitor's DaemonSet on the nodes
+// and scrapes the agents with Debian's Prometheus (StartPrometheus) in the
+// control-plane namespace. RouteKubernetesService gives each node the
+// kubernetes Service's ClusterIP, as kube-proxy would, inside the node's
+// namespace; ReadProcUsage and FindProcess read the agents' cost from
+// /proc.
+//
 // Run it as root with Debian's containerd, runc and containernetworking-
 // plugins, and the binaries of tools/kube/build.sh:
 //

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
@@ -90,14 +91,7 @@ func TestRealNodes(t *testing.T) {
 	// 2. Scale up: the third replica cannot be placed (one per node, the
 	// system pool is tainted); the autoscaler names pool B's scale set.
 	phase = time.Now()
-	sc, err := w.cs.AppsV1().Deployments(namespace).GetScale(ctx, "app", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Spec.Replicas = 3
-	if _, err := w.cs.AppsV1().Deployments(namespace).UpdateScale(ctx, "app", sc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	w.scale(ctx, 3)
 	var pending corev1.Pod
 	w.poll(ctx, time.Minute, "a pending third replica", func() bool {
 		for _, p := range w.pods(ctx) {
@@ -145,14 +139,7 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 	w.cordon(ctx, poolC0.Name, true)
-	sc, err = w.cs.AppsV1().Deployments(namespace).GetScale(ctx, "app", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Spec.Replicas = 4
-	if _, err := w.cs.AppsV1().Deployments(namespace).UpdateScale(ctx, "app", sc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	w.scale(ctx, 4)
 	w.poll(ctx, time.Minute, "a pending fourth replica", func() bool {
 		for _, p := range w.pods(ctx) {
 			if p.Spec.NodeName == "" {
@@ -361,6 +348,25 @@ func checkProbePods(t *testing.T, ctx context.Context, w *world, r *cluster.Repo
 	}
 	if !maps.Equal(want, got) {
 		t.Errorf("probe pods ran on %v, want the probed nodes %v", got, want)
+	}
+}
+
+// scale sets the Deployment's replicas through its scale subresource,
+// again when the deployment controller changed the object in between (a
+// conflict).
+func (w *world) scale(ctx context.Context, replicas int32) {
+	w.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sc, err := w.cs.AppsV1().Deployments(namespace).GetScale(ctx, "app", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sc.Spec.Replicas = replicas
+		_, err = w.cs.AppsV1().Deployments(namespace).UpdateScale(ctx, "app", sc, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		w.t.Fatalf("scaling to %d: %v", replicas, err)
 	}
 }
 
