@@ -49,7 +49,7 @@ func TestMatchImage(t *testing.T) {
 		{"*.dkr.ecr.*.amazonaws.com.cn", "123.dkr.ecr.cn-north-1.amazonaws.com.cn/app", true},
 		{"*.pkg.dev", "europe-docker.pkg.dev/p/r/app", true},
 		// filepath.Match syntax per label.
-		{"registry-?.io", "registry-1.io/app", false}, // the kubelet parses it as a URL: "?" starts the query
+		{"registry-?.io", "registry-1.io/app", false},     // the kubelet parses it as a URL: "?" starts the query
 		{"registry-[0-9].io", "registry-1.io/app", false}, // "[" in a host is an IPv6 literal to url.Parse
 		{"reg*y.io", "registry.io/app", true},
 		{"registry-[0-9].io", "registry-a.io/app", false},
