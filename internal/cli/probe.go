@@ -28,6 +28,7 @@ type probeOptions struct {
 	progress      bool
 	runtimePull   bool
 	criSocket     string
+	asKubelet     bool
 }
 
 // NewCmdProbe builds `pullpath probe IMAGE`.
@@ -47,9 +48,13 @@ Run it on the node (hostNetwork, --root /host) — a pod with cluster DNS proves
 nothing about the pull.`,
 		Example: `  pullpath probe myreg.azurecr.io/team/app:1.2
   pullpath probe --root /host -o json registry.example/app@sha256:...
-  echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1`,
+  echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1
+  pullpath probe --root /host --as-kubelet myreg.azurecr.io/team/app:1.2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("as-kubelet") {
+				o.opts.AsKubelet = &o.asKubelet
+			}
 			return o.run(cmd.Context(), args[0])
 		},
 	}
@@ -72,6 +77,9 @@ nothing about the pull.`,
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
+	f.BoolVar(&o.asKubelet, "as-kubelet", false, "pull with the credentials the kubelet's credential providers give (its --image-credential-provider-config, read under --root), run as the kubelet runs them (default: on when that config exists and no other credentials are given)")
+	f.DurationVar(&o.opts.ProviderTimeout, "credential-provider-timeout", 0, "deadline of one credential provider run (default: the kubelet's, 1m)")
+	_ = f.MarkHidden("credential-provider-timeout")
 	return cmd
 }
 
