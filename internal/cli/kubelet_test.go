@@ -129,10 +129,18 @@ func TestProbeAsKubelet(t *testing.T) {
 			[]string{"auth.provider-no-credentials", "other.lab.test"}, "auth.provider-no-credentials"},
 		{"no provider matches", with(func(n *kubeletNode) { n.matchImages = []string{"*.azurecr.io"} }), nil, ExitFailure,
 			[]string{"auth.provider-no-match", "*.azurecr.io"}, "auth.provider-no-match"},
-		{"binary missing", with(func(n *kubeletNode) { n.noBinary = true }), nil, ExitFailure,
+		{"binary missing", with(func(n *kubeletNode) { n.noBinary = true }), []string{"--as-kubelet"}, ExitFailure,
 			[]string{"config.credential-provider-binary", "did not exist"}, "config.credential-provider-binary"},
-		{"config missing", with(func(n *kubeletNode) { n.noConfig = true }), nil, ExitFailure,
+		{"config missing", with(func(n *kubeletNode) { n.noConfig = true }), []string{"--as-kubelet"}, ExitFailure,
 			[]string{"config.credential-provider", "credential-provider-config.yaml"}, "config.credential-provider"},
+		// By default a config or binary the probe cannot see is a warning
+		// only: a probe pod may mount only part of the host.
+		{"auto: binary missing is a warning", with(func(n *kubeletNode) { n.noBinary = true }), nil, ExitFailure,
+			[]string{"auth.provider-unusable", "did not exist", "auth.no-credentials"}, "auth.no-credentials"},
+		{"auto: config missing is a warning", with(func(n *kubeletNode) { n.noConfig = true }), nil, ExitFailure,
+			[]string{"auth.provider-unusable", "credential-provider-config.yaml", "auth.no-credentials"}, "auth.no-credentials"},
+		{"--as-kubelet on a node without a config", with(func(n *kubeletNode) { n.noConfig = true }), []string{"--as-kubelet", "--root", sc.Root}, ExitFailure,
+			[]string{"config.credential-provider", "has no --image-credential-provider-config"}, "config.credential-provider"},
 		{"--as-kubelet=false: anonymous", good, []string{"--as-kubelet=false"}, ExitFailure, []string{"auth.no-credentials"}, "auth.no-credentials"},
 	}
 	for _, tt := range tests {
@@ -168,7 +176,7 @@ func TestProbeAsKubelet(t *testing.T) {
 					if rep.Verdict.Cause != tt.cause {
 						t.Errorf("JSON verdict cause %q, want %q", rep.Verdict.Cause, tt.cause)
 					}
-					wantCP := !strings.Contains(strings.Join(tt.args, " "), "--as-kubelet=false")
+					wantCP := !strings.Contains(strings.Join(tt.args, " "), "--as-kubelet=false") && !strings.HasSuffix(tt.name, "without a config")
 					if wantCP != (rep.CredentialProvider != nil) || (wantCP && rep.CredentialProvider.Config != "/var/lib/kubelet/credential-provider-config.yaml") {
 						t.Errorf("credential_provider = %+v, want it present: %v", rep.CredentialProvider, wantCP)
 					}

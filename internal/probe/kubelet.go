@@ -61,8 +61,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 	}
 	p.rep.CredentialProvider = info
 	if err != nil {
-		p.skipped = append(p.skipped, "every network step")
-		return nil, err
+		return p.kubeletSetupFailed(img, info, err)
 	}
 	matched := kc.Config.Matching(image)
 	for _, m := range matched {
@@ -118,11 +117,34 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 	if ve.Layer == verdict.LayerConfig {
 		// A binary that is missing or cannot run: the node's setup is
 		// broken whatever the registry says.
-		return nil, ve
+		return p.kubeletSetupFailed(img, info, ve)
 	}
 	p.kubeletErr = ve
 	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: ve.Cause, Message: ve.Detail + ": the kubelet pulls anonymously"})
 	return &registry.Credentials{}, nil
+}
+
+// kubeletSetupFailed handles a provider config or binary the probe cannot
+// use. With --as-kubelet it is the verdict (the kubelet does not start with
+// a bad config or a missing binary). By default it is only a warning and the
+// probe goes on as before: a probe pod that mounts only part of the host
+// (diagnose --probe mounts /etc and /run) would otherwise blame the node for
+// files it cannot see.
+func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err error) (*registry.Credentials, error) {
+	if info.Error == "" {
+		info.Error = err.Error()
+	}
+	if p.o.AsKubelet != nil {
+		p.skipped = append(p.skipped, "every network step")
+		return nil, err
+	}
+	msg := err.Error()
+	if ve, ok := verdict.AsError(err); ok {
+		msg = ve.Detail
+	}
+	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-unusable",
+		Message: msg + ": the probe could not run the kubelet's credential provider under " + p.o.Root + " and goes on without it (--as-kubelet makes this the verdict)"})
+	return p.credentials(img.Domain)
 }
 
 func truncate(s string, n int) string {
