@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,6 +39,7 @@ type kubeletNode struct {
 	matchImages []string // the config's matchImages
 	noBinary    bool     // leave the provider out of the bin dir
 	noConfig    bool     // the kubelet's flag names a file that is not there
+	binMode     os.FileMode
 }
 
 // root copies the scenario's node root and adds a kubelet unit whose flags
@@ -87,7 +89,10 @@ providers:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(binDir, "lab-provider"), data, 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(binDir, "lab-provider"), data, cmp.Or(n.binMode, 0o755)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(binDir, "lab-provider"), cmp.Or(n.binMode, 0o755)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,6 +144,10 @@ func TestProbeAsKubelet(t *testing.T) {
 			[]string{"auth.provider-unusable", "did not exist", "auth.no-credentials"}, "auth.no-credentials"},
 		{"auto: config missing is a warning", with(func(n *kubeletNode) { n.noConfig = true }), nil, ExitFailure,
 			[]string{"auth.provider-unusable", "credential-provider-config.yaml", "auth.no-credentials"}, "auth.no-credentials"},
+		// Unasked, only a provider that root installed runs; asked, it does.
+		{"auto: a group-writable provider is not run", with(func(n *kubeletNode) { n.binMode = 0o775 }), nil, ExitFailure,
+			[]string{"auth.provider-unusable", "not running kubelet credential provider lab-provider unasked", "writable by group or others", "auth.no-credentials"}, "auth.no-credentials"},
+		{"--as-kubelet: a group-writable provider is run", with(func(n *kubeletNode) { n.binMode = 0o775 }), []string{"--as-kubelet"}, ExitOK, []string{"The pull path works"}, ""},
 		{"--as-kubelet on a node without a config", with(func(n *kubeletNode) { n.noConfig = true }), []string{"--as-kubelet", "--root", sc.Root}, ExitFailure,
 			[]string{"config.credential-provider", "has no --image-credential-provider-config"}, "config.credential-provider"},
 		{"--as-kubelet=false: anonymous", good, []string{"--as-kubelet=false"}, ExitFailure, []string{"auth.no-credentials"}, "auth.no-credentials"},

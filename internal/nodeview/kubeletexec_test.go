@@ -103,3 +103,26 @@ func TestRunProvider(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckProviderOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("ownership test skipped: it needs files owned by root (run as root, as hack/test.sh does in CI)")
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"bin/ok": "x", "open/p": "x"})
+	if err := os.Chmod(filepath.Join(root, "bin/ok"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "open"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckProviderOwner(root, "/bin", "ok"); err != nil {
+		t.Errorf("CheckProviderOwner(root-owned 0755) = %v, want nil", err)
+	}
+	if err := CheckProviderOwner(root, "/open", "p"); err == nil || !strings.Contains(err.Error(), "/open (-rwxrwxrwx) is not owned by root or is writable") {
+		t.Errorf("CheckProviderOwner(under a 0777 directory) = %v, want the directory named", err)
+	}
+	if err := CheckProviderOwner(root, "/bin", "missing"); err != nil {
+		t.Errorf("CheckProviderOwner(missing) = %v, want nil (RunProvider reports it)", err)
+	}
+}

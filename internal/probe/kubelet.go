@@ -83,6 +83,14 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 	// for the image, and reports the first failure otherwise.
 	var firstErr error
 	for _, pr := range matched {
+		if p.o.AsKubelet == nil {
+			// Unasked, run only what root installed (a copied node root or a
+			// support bundle must not run what it holds).
+			if err := nodeview.CheckProviderOwner(p.o.Root, kc.BinDir, pr.Name); err != nil {
+				info.Provider = pr.Name
+				return p.kubeletSetupFailed(img, info, fmt.Errorf("not running kubelet credential provider %s unasked: %w", pr.Name, err))
+			}
+		}
 		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout})
 		if res != nil {
 			p.providerSecrets = append(p.providerSecrets, res.Secrets()...)
