@@ -88,6 +88,7 @@ func TestCredentialCanary(t *testing.T) {
 			return "", []string{"--pull-secret", f}
 		}},
 		{"--as-kubelet", func(t *testing.T, sc lab.Scenario, user, pass string) (string, []string) {
+			skipUnlessRoot(t)
 			n := kubeletNode{provider: provider, mode: "good", key: host(sc), user: user, pass: pass, matchImages: []string{host(sc)}}
 			return "", []string{"--root", n.root(t, sc.Root), "--as-kubelet"}
 		}},

@@ -83,7 +83,10 @@ type ExecOptions struct {
 // RunProvider runs provider p for image (a repository without tag or
 // digest) the way the kubelet does:
 //
-//  1. the binary is <binDir>/<name>, read under root;
+//  1. the binary is <binDir>/<name>, read under root; with a root other
+//     than "/" it runs chrooted there, so that the node paths in its args
+//     and env (AKS's /etc/kubernetes/azure.json, say) and its libraries are
+//     the node's, as for the kubelet;
 //  2. a CredentialProviderRequest in the provider's apiVersion goes on
 //     stdin; args from the config, the environment is the kubelet's with the
 //     config's env appended;
@@ -127,6 +130,13 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	defer cancel()
 	var stdout, stderr limitedBuffer
 	cmd := exec.CommandContext(ctx, bin, p.Args...)
+	chrooted := path.Clean(root) != "/" && root != ""
+	if chrooted {
+		cmd.Path = nodeBin
+		if err := chrootInto(cmd, root); err != nil {
+			return nil, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
+		}
+	}
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append([]string{}, o.Environ...)
@@ -142,6 +152,9 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 		return res, verdict.Errorf("auth.provider-timeout", verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v (after %s)", p.Name, image, ctx.Err(), res.Elapsed.Round(time.Millisecond))
 	}
 	if err != nil {
+		if chrooted && errors.Is(err, fs.ErrPermission) && !cmdStarted(cmd) {
+			return res, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: running it inside the node root %s needs CAP_SYS_CHROOT: %v", p.Name, root, err)
+		}
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, exec.ErrNotFound) {
 			return res, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v", p.Name, image, err)
 		}
@@ -171,6 +184,8 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	}
 	return res, nil
 }
+
+func cmdStarted(cmd *exec.Cmd) bool { return cmd.Process != nil }
 
 // limitedBuffer keeps the first maxProviderOutput bytes written to it.
 type limitedBuffer struct{ bytes.Buffer }

@@ -2,7 +2,14 @@
 
 package nodeview
 
-import "errors"
+import (
+	"errors"
+	"os/exec"
+)
+
+func chrootInto(cmd *exec.Cmd, root string) error {
+	return errors.New("running a provider inside a node root is not supported on this platform")
+}
 
 // CheckProviderOwner refuses every binary where file ownership cannot be
 // read the same way: run providers there only with --as-kubelet.

@@ -26,6 +26,9 @@ func buildTestProvider(t *testing.T, binDir, name string) {
 }
 
 func TestRunProvider(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("provider tests skipped: a provider runs chrooted in the node root, which needs root (hack/test.sh runs them as root)")
+	}
 	root := t.TempDir()
 	binDir := "/var/lib/kubelet/credential-provider"
 	hostBin := filepath.Join(root, binDir)
@@ -36,8 +39,10 @@ func TestRunProvider(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hostBin, "not-executable"), []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(t.TempDir(), "requests")
+	// The provider runs chrooted in root: it logs to a node path.
+	log := filepath.Join(root, "requests")
 	const secret = "s3cr3t-from-the-provider"
+	writeFiles(t, root, map[string]string{"etc/kubernetes/azure.json": secret + "\n"})
 	base := CredentialProvider{Name: "lab-provider", APIVersion: "credentialprovider.kubelet.k8s.io/v1", MatchImages: []string{"*.lab.test"},
 		DefaultCacheDuration: &Duration{10 * time.Minute},
 		Env:                  []ExecEnvVar{{"PP_KEY", "registry.lab.test"}, {"PP_USER", "puller"}, {"PP_PASS", secret}, {"PP_CONFIG_ENV", "from-config"}}}
@@ -55,6 +60,9 @@ func TestRunProvider(t *testing.T) {
 		wantUser  string
 	}{
 		{name: "good", p: with(func(p *CredentialProvider) { p.Args = []string{"good", "--extra"} }), image: "registry.lab.test/team/shop", wantUser: "puller"},
+		{name: "node paths are the node root's (chroot)", p: with(func(p *CredentialProvider) {
+			p.Env = append(p.Env, ExecEnvVar{"PP_PASS_FILE", "/etc/kubernetes/azure.json"})
+		}), image: "registry.lab.test/team/shop", wantUser: "puller"},
 		{name: "v1beta1 provider", p: with(func(p *CredentialProvider) { p.APIVersion = "credentialprovider.kubelet.k8s.io/v1beta1" }), image: "registry.lab.test/team/shop", wantUser: "puller"},
 		{name: "returns credentials for another host", p: with(func(p *CredentialProvider) { p.Env[0].Value = "other.lab.test" }), image: "registry.lab.test/team/shop", wantCause: "auth.provider-no-credentials"},
 		{name: "exits non-zero", p: with(func(p *CredentialProvider) { p.Args = []string{"fail"} }), image: "registry.lab.test/team/shop", wantCause: "auth.provider-failed"},
@@ -66,7 +74,7 @@ func TestRunProvider(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Remove(log)
-			res, err := RunProvider(context.Background(), root, binDir, tt.p, tt.image, ExecOptions{Timeout: time.Second, Environ: []string{"PP_REQUEST_LOG=" + log, "PATH=/usr/bin:/bin"}})
+			res, err := RunProvider(context.Background(), root, binDir, tt.p, tt.image, ExecOptions{Timeout: time.Second, Environ: []string{"PP_REQUEST_LOG=/requests", "PATH=/usr/bin:/bin"}})
 			if tt.wantCause != "" {
 				ve, ok := verdict.AsError(err)
 				if !ok || ve.Cause != tt.wantCause {

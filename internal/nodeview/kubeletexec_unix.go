@@ -7,9 +7,18 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"syscall"
 )
+
+// chrootInto makes cmd run with root as its / and / as its working
+// directory.
+func chrootInto(cmd *exec.Cmd, root string) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+	cmd.Dir = "/"
+	return nil
+}
 
 // CheckProviderOwner reports why the provider binary <binDir>/<name> under
 // root is not one to run unasked: it and every directory above it up to

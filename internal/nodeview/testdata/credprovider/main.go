@@ -3,8 +3,9 @@
 // CredentialProviderResponse on stdout) and misbehaves on demand.
 //
 // Its first argument is the mode: good (answer with PP_KEY -> PP_USER /
-// PP_PASS), fail (exit 1 after writing a message with a token to stderr),
-// sleep (never answer), version (answer in another apiVersion). With
+// PP_PASS, or the content of the file PP_PASS_FILE names), fail (exit 1
+// after writing a message with a token to stderr), sleep (never answer),
+// version (answer in another apiVersion). With
 // PP_REQUEST_LOG set it appends the request and its arguments to that file.
 package main
 
@@ -52,13 +53,23 @@ func main() {
 	case "version":
 		req.APIVersion = "credentialprovider.kubelet.k8s.io/v1alpha1"
 	}
+	pass := os.Getenv("PP_PASS")
+	if f := os.Getenv("PP_PASS_FILE"); f != "" {
+		// A node path, as AKS's provider reads /etc/kubernetes/azure.json.
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reading the identity file:", err)
+			os.Exit(1)
+		}
+		pass = strings.TrimSpace(string(b))
+	}
 	resp := map[string]any{
 		"apiVersion":    req.APIVersion,
 		"kind":          "CredentialProviderResponse",
 		"cacheKeyType":  "Registry",
 		"cacheDuration": "5m",
 		"auth": map[string]any{
-			os.Getenv("PP_KEY"): map[string]string{"username": os.Getenv("PP_USER"), "password": os.Getenv("PP_PASS")},
+			os.Getenv("PP_KEY"): map[string]string{"username": os.Getenv("PP_USER"), "password": pass},
 		},
 	}
 	json.NewEncoder(os.Stdout).Encode(resp)
