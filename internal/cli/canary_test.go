@@ -36,7 +36,7 @@ func canaryForms(user, pass string) []string {
 
 // TestCredentialCanary runs probe with every way credentials enter
 // (--username/--password-stdin, --docker-config, --pull-secret as JSON and
-// YAML) × every output (text, -o json, stderr) × a success, an auth failure
+// YAML, the kubelet's credential provider with --as-kubelet) × every output (text, -o json, stderr) × a success, an auth failure
 // and a blob failure, and greps everything printed for the password in each
 // of its forms. The auth failure's password is a canary that nothing may
 // repeat; the lab's real password is checked the same way.
@@ -45,6 +45,7 @@ func TestCredentialCanary(t *testing.T) {
 	healthy := labtest.Scenario(t, l, "healthy-auth")
 	blobFail := labtest.Scenario(t, l, "blob-refused")
 	const canary = "pp-canary-7Hq2Zx9Lm4-secret"
+	provider := buildCredProvider(t) // the kubelet's credential provider entry
 	runs := []struct {
 		name     string
 		sc       lab.Scenario
@@ -85,6 +86,11 @@ func TestCredentialCanary(t *testing.T) {
 				t.Fatal(err)
 			}
 			return "", []string{"--pull-secret", f}
+		}},
+		{"--as-kubelet", func(t *testing.T, sc lab.Scenario, user, pass string) (string, []string) {
+			skipUnlessRoot(t)
+			n := kubeletNode{provider: provider, mode: "good", key: host(sc), user: user, pass: pass, matchImages: []string{host(sc)}}
+			return "", []string{"--root", n.root(t, sc.Root), "--as-kubelet"}
 		}},
 		{"--pull-secret yaml stringData", func(t *testing.T, sc lab.Scenario, user, pass string) (string, []string) {
 			y := fmt.Sprintf("apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\nmetadata:\n  name: pull\nstringData:\n  .dockerconfigjson: '%s'\n", dockerConfig(sc, user, pass))

@@ -27,6 +27,7 @@ type probeOptions struct {
 	progress      bool
 	runtimePull   bool
 	criSocket     string
+	asKubelet     bool
 }
 
 // NewCmdProbe builds `pullpath probe IMAGE`.
@@ -49,9 +50,13 @@ nothing about the pull.
 -o html writes one self-contained page that draws the pull path.` + exitCodesHelp("the pull path works", "a failure was diagnosed; the verdict says where"),
 		Example: `  pullpath probe myreg.azurecr.io/team/app:1.2
   pullpath probe --root /host -o json registry.example/app@sha256:...
-  echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1`,
+  echo "$PASSWORD" | pullpath probe --username puller --password-stdin private.example/app:1
+  pullpath probe --root /host --as-kubelet myreg.azurecr.io/team/app:1.2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("as-kubelet") {
+				o.opts.AsKubelet = &o.asKubelet
+			}
 			return o.run(cmd.Context(), args[0])
 		},
 	}
@@ -75,6 +80,10 @@ nothing about the pull.
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
 	registerProbeCompletions(cmd)
+
+	f.BoolVar(&o.asKubelet, "as-kubelet", false, "pull with the credentials the kubelet's credential providers give (its --image-credential-provider-config, read under --root), run as the kubelet runs them (default: on when that config exists and no other credentials are given)")
+	f.DurationVar(&o.opts.ProviderTimeout, "credential-provider-timeout", 0, "deadline of one credential provider run (default: the kubelet's, 1m)")
+	_ = f.MarkHidden("credential-provider-timeout")
 	return cmd
 }
 

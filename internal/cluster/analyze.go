@@ -77,6 +77,7 @@ func Analyze(in *Input, opts ...Option) *Report {
 	a.pools()
 	a.replicas()
 	a.identity()
+	a.poolIdentities()
 	a.conclude()
 	return a.rep
 }

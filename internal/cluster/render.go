@@ -174,6 +174,11 @@ func WriteText(w io.Writer, r *Report) error {
 	if id.Provider != "" {
 		p("  node credentials expected: %s\n", id.Provider)
 	}
+	for _, pl := range r.Pools {
+		if pl.Eligible && pl.Identity != "" {
+			p("  pool %s pulls as: %s\n", pl.Name, pl.Identity)
+		}
+	}
 	for _, n := range id.Notes {
 		p("  %s\n", n)
 	}

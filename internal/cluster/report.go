@@ -135,6 +135,10 @@ type Pool struct {
 	// Platform warns when the pool's OS/arch differs from every node that
 	// holds or runs the image (the image may have no manifest for it).
 	Platform string `json:"platform,omitempty"`
+	// Identity is the identity a pull on this pool would present: a pull
+	// secret, the kubelet's credential provider (as its probe found it) or
+	// anonymous (poolidentity.go).
+	Identity string `json:"identity,omitempty"`
 }
 
 // Node is one node and what it says about the image.

@@ -27,6 +27,13 @@ type NodeSpec struct {
 	Taints []string
 	// Index picks the node's subnet, 198.18.(100+Index).0/24; unique per Net.
 	Index int
+	// RootFiles are extra files of the node's root (path under Root ->
+	// content); those in RootExec are made executable. KubeletArgs are
+	// added to the kubelet's command line (e.g. its credential provider
+	// flags, which may name files in RootFiles by their Root path).
+	RootFiles   map[string][]byte
+	RootExec    []string
+	KubeletArgs []string
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -117,10 +124,22 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	for p, b := range f.Extra {
 		files["etc/containerd/certs.d/"+p] = b
 	}
+	for p, b := range s.RootFiles {
+		files[p] = b
+	}
 	for p, b := range files {
 		if err := writeFile(filepath.Join(nd.Root, p), b); err != nil {
 			return nil, err
 		}
+	}
+	for _, p := range s.RootExec {
+		if err := os.Chmod(filepath.Join(nd.Root, p), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	extraArgs := ""
+	for _, a := range s.KubeletArgs {
+		extraArgs += " " + shellQuote(a)
 	}
 	if err := os.MkdirAll(filepath.Join(etc, "containerd", "certs.d"), 0o755); err != nil {
 		return nil, err
@@ -172,11 +191,11 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	script := fmt.Sprintf(`containerd --config %[1]s >>%[2]s 2>&1 &
 i=0
 while [ ! -S %[3]s ]; do i=$((i+1)); if [ $i -gt 600 ]; then echo "containerd did not start" >&2; exit 1; fi; sleep 0.1; done
-exec %[4]s --config=%[5]s --kubeconfig=%[6]s --hostname-override=%[7]s --node-ip=%[8]s --root-dir=%[9]s --cert-dir=%[10]s --node-labels=%[11]s --v=1 >>%[12]s 2>&1
+exec %[4]s --config=%[5]s --kubeconfig=%[6]s --hostname-override=%[7]s --node-ip=%[8]s --root-dir=%[9]s --cert-dir=%[10]s --node-labels=%[11]s --v=1%[13]s >>%[12]s 2>&1
 `, shellQuote(filepath.Join(cd, "config.toml")), shellQuote(filepath.Join(dir, "containerd.log")), shellQuote(socket),
 		shellQuote(filepath.Join(bin, "kubelet")), shellQuote(kcfg), shellQuote(kubeconfig), shellQuote(s.Name), addr,
 		shellQuote(filepath.Join(dir, "kubelet")), shellQuote(filepath.Join(dir, "kubelet-pki")), shellQuote(strings.Join(labels, ",")),
-		shellQuote(filepath.Join(dir, "kubelet.log")))
+		shellQuote(filepath.Join(dir, "kubelet.log")), extraArgs)
 	if err := writeFile(filepath.Join(dir, "node.sh"), []byte(script)); err != nil {
 		return nil, err
 	}

@@ -64,38 +64,7 @@ const maxUnitFile = 1 << 20
 // Environment= assignments in order, an empty one resetting the list, and
 // EnvironmentFile= files ("-" prefix: optional).
 func loadProxy(root string) Proxy {
-	var files []string
-	for _, u := range containerdUnits {
-		if _, _, err := readInRoot(root, u); err == nil {
-			files = append(files, u)
-			break
-		}
-	}
-	byName := map[string]string{}
-	for _, d := range containerdDropIns {
-		dir, err := inRoot(root, d)
-		if err != nil {
-			continue
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".conf") && !e.IsDir() {
-				byName[e.Name()] = path.Join(d, e.Name())
-			}
-		}
-	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		files = append(files, byName[n])
-	}
-
+	files := unitFiles(root, containerdUnits, containerdDropIns)
 	env := map[string]string{}
 	var sources []string
 	for _, f := range files {
@@ -223,4 +192,43 @@ func splitQuoted(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// unitFiles lists the files systemd composes one service from under root:
+// the first unit found, then its drop-ins (*.conf) sorted by file name, a
+// drop-in in a later directory replacing one of the same name.
+func unitFiles(root string, units, dropIns []string) []string {
+	var files []string
+	for _, u := range units {
+		if _, _, err := readInRoot(root, u); err == nil {
+			files = append(files, u)
+			break
+		}
+	}
+	byName := map[string]string{}
+	for _, d := range dropIns {
+		dir, err := inRoot(root, d)
+		if err != nil {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".conf") && !e.IsDir() {
+				byName[e.Name()] = path.Join(d, e.Name())
+			}
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		files = append(files, byName[n])
+	}
+
+	return files
 }

@@ -67,6 +67,7 @@ func (p *prober) known() *redact.Known {
 	for _, c := range p.mirrorCreds {
 		secrets = append(secrets, c.Password, registry.BasicAuth(c.Username, c.Password))
 	}
+	secrets = append(secrets, p.providerSecrets...)
 	return knownFor(p.creds, secrets...)
 }
 
@@ -101,6 +102,9 @@ func redactReport(r *Report, k *redact.Known) {
 				}
 			}
 		}
+	}
+	if cp := r.CredentialProvider; cp != nil {
+		cp.Stderr, cp.Error = k.String(cp.Stderr), k.String(cp.Error)
 	}
 	if r.Runtime != nil {
 		r.Runtime.Error = k.String(r.Runtime.Error)

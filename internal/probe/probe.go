@@ -48,6 +48,14 @@ type Options struct {
 	Proxy *nodeview.Proxy
 	// Progress is told the bytes done and the total expected, as they arrive.
 	Progress func(done, total int64)
+	// AsKubelet runs the kubelet's credential providers (read under Root)
+	// for the image and pulls with what they return (kubelet.go). The
+	// default (nil) does so when the node has a provider config and no
+	// other credentials are given.
+	AsKubelet *bool
+	// ProviderTimeout is the deadline of one provider run. The default is
+	// the kubelet's, one minute.
+	ProviderTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -92,7 +100,7 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 	defer cancel()
 	p := &prober{o: o, rep: &Report{Image: image, Root: o.Root, Platform: o.Platform, Started: time.Now().UTC(),
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
-	err := p.run(ctx, image)
+	err := p.kubeletCause(p.run(ctx, image))
 	if ie := interrupted(parent); ie != nil {
 		p.rep.Interrupted, err = true, ie
 	}
@@ -109,6 +117,10 @@ type prober struct {
 	sessions    []*registry.Session
 	creds       *registry.Credentials
 	mirrorCreds []*registry.Credentials
+	// kubeletErr is why the kubelet's credential provider gave nothing, and
+	// providerSecrets what it returned (kubelet.go).
+	kubeletErr      *verdict.Error
+	providerSecrets []string
 }
 
 func (p *prober) finish(err error) {
@@ -210,7 +222,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 	}
 
 	// 2. Credentials for the registry host.
-	creds, err := p.credentials(domain)
+	creds, err := p.kubeletIdentity(ctx, img)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,9 @@ type Report struct {
 	// Interrupted is true when the probe was cancelled (Ctrl-C) before it
 	// finished: the trace is partial and the verdict unknown.interrupted.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// CredentialProvider is the kubelet's credential provider run for the
+	// image (probe --as-kubelet).
+	CredentialProvider *CredentialProvider `json:"credential_provider,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.

@@ -1,0 +1,220 @@
+package nodelab_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/explain"
+	"github.com/pullpath/pullpath/internal/nodelab"
+)
+
+// credNode is one node of TestKubeletCredentialProvider: its kubelet runs
+// the test credential provider (internal/nodeview/testdata/credprovider, the
+// kubelet's real protocol) in mode, answering with pass.
+type credNode struct {
+	spec       nodelab.NodeSpec
+	mode, pass string
+}
+
+// credSpec configures the kubelet of s with a CredentialProviderConfig for
+// the provider binary: the files live in the node's root, the kubelet gets
+// their paths there, and the node root's kubelet unit names them by their
+// node paths, so the kubelet and `probe --root` read the same files.
+func credSpec(s nodelab.NodeSpec, root, provider, registry, user, mode, pass string) nodelab.NodeSpec {
+	bin, _ := os.ReadFile(provider)
+	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: lab-provider
+    matchImages: [%q]
+    defaultCacheDuration: 1m
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+    args: [%s]
+    env:
+      - {name: PP_KEY, value: %q}
+      - {name: PP_USER, value: %q}
+      - {name: PP_PASS, value: %q}
+`, registry, mode, registry, user, pass)
+	const cfgPath, binDir = "/etc/kubernetes/credential-provider.yaml", "/etc/kubernetes/credential-provider"
+	s.RootFiles = map[string][]byte{
+		cfgPath[1:]:                          []byte(cfg),
+		binDir[1:] + "/lab-provider":         bin,
+		"etc/systemd/system/kubelet.service": []byte("[Service]\nExecStart=/usr/bin/kubelet --image-credential-provider-config=" + cfgPath + " --image-credential-provider-bin-dir=" + binDir + "\n"),
+	}
+	s.RootExec = []string{binDir[1:] + "/lab-provider"}
+	s.KubeletArgs = []string{"--image-credential-provider-config=" + filepath.Join(root, cfgPath), "--image-credential-provider-bin-dir=" + filepath.Join(root, binDir)}
+	return s
+}
+
+// TestKubeletCredentialProvider is the node tier of issue 14: three nodes
+// whose kubelets pull a private image with the test credential provider,
+// which returns the lab's credentials, wrong ones, or never answers. On each
+// node the kubelet's real pull and `pullpath-node probe --as-kubelet` must
+// agree on the layer, and the probe names the provider's fault.
+func TestKubeletCredentialProvider(t *testing.T) {
+	before := nodelab.Snapshot(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	names := []string{"aks-credgood-11111111-vmss000000", "aks-credbad-22222222-vmss000000", "aks-credslow-33333333-vmss000000"}
+	w := startWorld(t, ctx, names)
+	t.Cleanup(func() {
+		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
+			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
+		}
+	})
+	provider := filepath.Join(t.TempDir(), "lab-provider")
+	build := exec.Command("go", "build", "-o", provider, "./internal/nodeview/testdata/credprovider")
+	build.Dir, build.Env = moduleRoot(t), append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the test provider: %v\n%s", err, out)
+	}
+	app, err := nodelab.BinaryImage(filepath.Join(w.tools, "pause"), "/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := w.lab.Push(ctx, "private/shop", "1", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canary = "pp-canary-N0deT13r-secret"
+	nodes := []credNode{
+		{nodelab.NodeSpec{Name: names[0], Pool: "credgood", NodeImageVersion: imageV1, Mode: "User", Index: 1}, "good", w.lab.Password},
+		{nodelab.NodeSpec{Name: names[1], Pool: "credbad", NodeImageVersion: imageV1, Mode: "User", Index: 2}, "good", canary},
+		{nodelab.NodeSpec{Name: names[2], Pool: "credslow", NodeImageVersion: imageV1, Mode: "User", Index: 3}, "sleep", w.lab.Password},
+	}
+	for _, n := range nodes {
+		root := filepath.Join(w.net.Dir, "node-"+n.spec.Name, "root")
+		w.addNode(ctx, credSpec(n.spec, root, provider, w.lab.Registry, w.lab.Username, n.mode, n.pass))
+	}
+	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	created := map[string]time.Time{}
+	for _, n := range nodes {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app-" + n.spec.Pool, Namespace: namespace},
+			Spec: corev1.PodSpec{NodeName: n.spec.Name, AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(1)),
+				Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullAlways}}}}
+		if _, err := w.cs.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		created[n.spec.Pool] = time.Now()
+	}
+
+	// The probes, as a probe Job would run them on each node (its network
+	// namespace, the node's root), in parallel with the kubelets' pulls.
+	type probed struct {
+		out  string
+		code int
+		ms   time.Duration
+	}
+	results := make([]probed, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nd := w.nodes[n.spec.Name]
+			start := time.Now()
+			cmd := nd.NS.Command(ctx, filepath.Join(w.tools, "probe"), "probe", image, "--root", nd.Root, "--as-kubelet", "-o", "json", "--blobs", "head")
+			out, err := cmd.Output()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Errorf("probe on %s: %v", n.spec.Name, err)
+			}
+			results[i] = probed{string(out), code, time.Since(start)}
+		}()
+	}
+
+	// The kubelets' own outcome for each pod.
+	outcome := func(pool string) (corev1.Event, time.Duration) {
+		var ev corev1.Event
+		w.poll(ctx, 3*time.Minute, "the kubelet's pull of app-"+pool, func() bool {
+			for _, e := range w.podEvents(ctx, "app-"+pool) {
+				if e.Reason == "Pulled" || (e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image")) {
+					ev = e
+					return true
+				}
+			}
+			return false
+		})
+		return ev, time.Since(created[pool])
+	}
+	type want struct {
+		kubeletReason string // Pulled or Failed
+		probeCause    string // the probe's verdict cause ("" is ok)
+		layer         string // what both say
+	}
+	wants := []want{{"Pulled", "", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
+	events := make([]corev1.Event, len(nodes))
+	for i, n := range nodes {
+		ev, took := outcome(n.spec.Pool)
+		events[i] = ev
+		t.Logf("pool %s: the kubelet's %s after %v: %s", n.spec.Pool, ev.Reason, took.Round(time.Millisecond), ev.Message)
+	}
+	wg.Wait()
+	for i, n := range nodes {
+		ev, wt, res := events[i], wants[i], results[i]
+		if ev.Reason != wt.kubeletReason {
+			t.Errorf("pool %s: the kubelet's event is %s (%s), want %s", n.spec.Pool, ev.Reason, ev.Message, wt.kubeletReason)
+		}
+		kubeletLayer := "none"
+		kubeletCause := ""
+		if ev.Reason == "Failed" {
+			v := explain.Classify(ev.Message).Verdict
+			kubeletLayer, kubeletCause = string(v.Layer), v.Cause
+		}
+		var rep struct {
+			Verdict struct {
+				Layer, Cause, Summary string
+			} `json:"verdict"`
+			Identity           string `json:"identity"`
+			CredentialProvider *struct {
+				Provider string `json:"provider"`
+				Error    string `json:"error"`
+			} `json:"credential_provider"`
+		}
+		if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
+			t.Errorf("pool %s: probe -o json (exit %d): %v\n%s", n.spec.Pool, res.code, err, res.out)
+			continue
+		}
+		t.Logf("pool %s: probe --as-kubelet (exit %d, %v): %s %s; identity %s; explain on the kubelet's text: %s %s",
+			n.spec.Pool, res.code, res.ms.Round(time.Millisecond), rep.Verdict.Layer, rep.Verdict.Cause, rep.Identity, kubeletLayer, kubeletCause)
+		if rep.Verdict.Cause != wt.probeCause || rep.Verdict.Layer != wt.layer {
+			t.Errorf("pool %s: probe says %s/%s, want %s/%s", n.spec.Pool, rep.Verdict.Layer, rep.Verdict.Cause, wt.layer, wt.probeCause)
+		}
+		if kubeletLayer != wt.layer {
+			t.Errorf("pool %s: explain on the kubelet's message says layer %s, the probe %s: they disagree", n.spec.Pool, kubeletLayer, rep.Verdict.Layer)
+		}
+		if rep.CredentialProvider == nil || rep.CredentialProvider.Provider != "lab-provider" {
+			t.Errorf("pool %s: credential_provider = %+v, want lab-provider run", n.spec.Pool, rep.CredentialProvider)
+		}
+		for _, secret := range []string{canary, w.lab.Password} {
+			if strings.Contains(res.out, secret) {
+				t.Errorf("pool %s: the probe's output holds a provider credential", n.spec.Pool)
+			}
+		}
+	}
+	// The kubelet ran the sleeping provider until its one-minute deadline,
+	// then pulled anonymously: explain reads an anonymous 401.
+	if ev := events[2]; ev.Reason == "Failed" {
+		if c := explain.Classify(ev.Message).Verdict.Cause; c != "auth.no-credentials" {
+			t.Errorf("pool credslow: explain on the kubelet's message gives %s, want auth.no-credentials (the anonymous pull after the provider's timeout)", c)
+		}
+		if took := ev.FirstTimestamp.Sub(created["credslow"]); took < 55*time.Second {
+			t.Errorf("pool credslow: the kubelet failed %v after the pod was created, want about a minute (its provider deadline)", took)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package nodeview
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMatchImage: the examples of the kubelet's documentation
+// (kubernetes.io "Configure a kubelet image credential provider",
+// matchImages) and of k8s.io/kubernetes pkg/credentialprovider/plugin's
+// plugin_test.go and keyring_test.go.
+func TestMatchImage(t *testing.T) {
+	tests := []struct {
+		glob, image string
+		want        bool
+	}{
+		// The documentation's examples.
+		{"*.kubernetes.io", "abc.kubernetes.io", true},
+		{"*.kubernetes.io", "abc.def.kubernetes.io", false},
+		{"prefix.*.io", "prefix.kubernetes.io", true},
+		{"*-good.kubernetes.io", "prefix-good.kubernetes.io", true},
+		{"*.*.kubernetes.io", "abc.def.kubernetes.io", true},
+		{"*.*.kubernetes.io", "abc.kubernetes.io", false},
+		{"123456789.dkr.ecr.us-east-1.amazonaws.com", "123456789.dkr.ecr.us-east-1.amazonaws.com/team/app", true},
+		{"*.azurecr.io", "myreg.azurecr.io/team/app", true},
+		{"gcr.io", "gcr.io/project/app", true},
+		{"registry.io:8080/path", "registry.io:8080/path/app", true},
+		// plugin_test.go's TestCredentialProvider rows.
+		{"test.registry.io", "test.registry.io/foo/bar", true},
+		{"test.registry.io/foo/bar", "test.registry.io/foo/bar", true},
+		{"test.registry.io", "test.registry.io", true},
+		{"*.registry.io:8080", "test.registry.io:8080/foo", true},
+		{"*.*.registry.io", "foo.bar.registry.io/foo/bar", true},
+		{"*.registry.io", "test.registry.io", true},
+		// Ports must be equal, both ways.
+		{"*.registry.io", "test.registry.io:8080/foo", false},
+		{"registry.io:8080", "registry.io/foo", false},
+		{"registry.io:8080", "registry.io:443/foo", false},
+		// Paths are string prefixes (not per segment).
+		{"registry.io/foo", "registry.io/foo/bar", true},
+		{"registry.io/foo", "registry.io/foobar", true},
+		{"registry.io/foo/bar", "registry.io/foo", false},
+		{"registry.io/foo", "registry.io/bar/foo", false},
+		// A wildcard never crosses a dot and needs the same label count.
+		{"*.azurecr.io", "azurecr.io/app", false},
+		{"*.dkr.ecr.*.amazonaws.com", "123.dkr.ecr.eu-west-1.amazonaws.com/app", true},
+		{"*.dkr.ecr.*.amazonaws.com", "123.dkr.ecr.eu-west-1.amazonaws.com.cn/app", false},
+		{"*.dkr.ecr.*.amazonaws.com.cn", "123.dkr.ecr.cn-north-1.amazonaws.com.cn/app", true},
+		{"*.pkg.dev", "europe-docker.pkg.dev/p/r/app", true},
+		// filepath.Match syntax per label.
+		{"registry-?.io", "registry-1.io/app", false},     // the kubelet parses it as a URL: "?" starts the query
+		{"registry-[0-9].io", "registry-1.io/app", false}, // "[" in a host is an IPv6 literal to url.Parse
+		{"reg*y.io", "registry.io/app", true},
+		{"registry-[0-9].io", "registry-a.io/app", false},
+		{"[.io", "x.io/app", false}, // a bad pattern matches nothing
+		// Case is significant (the kubelet does not fold it).
+		{"*.AzureCR.io", "myreg.azurecr.io/app", false},
+	}
+	for _, tt := range tests {
+		if got := MatchImage(tt.glob, tt.image); got != tt.want {
+			t.Errorf("MatchImage(%q, %q) = %v, want %v", tt.glob, tt.image, got, tt.want)
+		}
+	}
+}
+
+func TestMatching(t *testing.T) {
+	cfg := CredentialProviderConfig{Providers: []CredentialProvider{
+		{Name: "acr", MatchImages: []string{"*.azurecr.io"}},
+		{Name: "all-registry-io", MatchImages: []string{"*.registry.io", "registry.io"}},
+		{Name: "foo-only", MatchImages: []string{"test.registry.io/foo"}},
+	}}
+	tests := []struct {
+		image string
+		want  []string
+	}{
+		{"myreg.azurecr.io/app", []string{"acr"}},
+		{"test.registry.io/foo/bar", []string{"all-registry-io", "foo-only"}},
+		{"test.registry.io/bar", []string{"all-registry-io"}},
+		{"docker.io/library/nginx", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, p := range cfg.Matching(tt.image) {
+			got = append(got, p.Name)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Matching(%q) (-want +got):\n%s", tt.image, diff)
+		}
+	}
+}
+
+// TestLookupAuth: the keyring's rules for a response's auth keys
+// (keyring_test.go's TestDockerKeyringForGlob and friends).
+func TestLookupAuth(t *testing.T) {
+	a := func(u string) AuthConfig { return AuthConfig{Username: u, Password: "pw-" + u} }
+	tests := []struct {
+		name  string
+		auth  map[string]AuthConfig
+		image string
+		want  []string // usernames, in the kubelet's order
+	}{
+		{"host", map[string]AuthConfig{"registry.io": a("host")}, "registry.io/app", []string{"host"}},
+		{"scheme and /v2/ dropped", map[string]AuthConfig{"https://registry.io/v2/": a("v2")}, "registry.io/app", []string{"v2"}},
+		{"/v1/ path of a scheme-less key", map[string]AuthConfig{"registry.io/v1/": a("v1")}, "registry.io/app", []string{"v1"}},
+		{"glob", map[string]AuthConfig{"*.registry.io": a("glob")}, "test.registry.io/app", []string{"glob"}},
+		{"more specific path first", map[string]AuthConfig{"quay.io": a("quay"), "quay.io/coreos": a("coreos")}, "quay.io/coreos/etcd", []string{"coreos", "quay"}},
+		{"other path", map[string]AuthConfig{"quay.io/coreos": a("coreos")}, "quay.io/other/etcd", nil},
+		{"other host", map[string]AuthConfig{"registry.io": a("host")}, "other.io/app", nil},
+		{"port must match", map[string]AuthConfig{"registry.io:5000": a("port")}, "registry.io/app", nil},
+		{"port matches", map[string]AuthConfig{"registry.io:5000": a("port")}, "registry.io:5000/app", []string{"port"}},
+		{"Docker Hub's index key", map[string]AuthConfig{"https://index.docker.io/v1/": a("hub")}, "docker.io/library/nginx", []string{"hub"}},
+		{"Docker Hub, bare name", map[string]AuthConfig{"index.docker.io": a("hub")}, "library/nginx", []string{"hub"}},
+		{"not Docker Hub", map[string]AuthConfig{"index.docker.io": a("hub")}, "registry.io/library/nginx", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, creds := LookupAuth(tt.auth, tt.image)
+			var got []string
+			for _, c := range creds {
+				got = append(got, c.Username)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("LookupAuth(%v, %q) (-want +got):\n%s", tt.auth, tt.image, diff)
+			}
+			if len(keys) != len(creds) {
+				t.Errorf("%d keys for %d credentials", len(keys), len(creds))
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/registry"
+	"github.com/pullpath/pullpath/internal/verdict"
+)
+
+// CredentialProvider is what the probe learnt from the kubelet's credential
+// providers for the image (probe --as-kubelet). No credential is in it.
+type CredentialProvider struct {
+	Config  string   `json:"config"`            // node path of --image-credential-provider-config
+	BinDir  string   `json:"bin_dir,omitempty"` // --image-credential-provider-bin-dir
+	Sources []string `json:"sources"`           // the node files the flags came from
+	// Image is the image as the kubelet sends it in the request (the
+	// repository without tag or digest).
+	Image string `json:"image"`
+	// Matched are the providers whose matchImages match Image, in order;
+	// empty when none does (the kubelet then pulls anonymously).
+	Matched []string `json:"matched"`
+	// Provider is the one whose credentials the pull uses.
+	Provider      string   `json:"provider,omitempty"`
+	APIVersion    string   `json:"api_version,omitempty"`
+	CacheKeyType  string   `json:"cache_key_type,omitempty"`
+	CacheMillis   int64    `json:"cache_duration_ms,omitempty"`
+	AuthKeys      []string `json:"auth_keys"`                // every key the provider returned
+	MatchedKey    string   `json:"matched_key,omitempty"`    // the one the kubelet uses for Image
+	Stderr        string   `json:"stderr,omitempty"`         // redacted
+	Millis        int64    `json:"ms"`                       // the provider's run time
+	Error         string   `json:"error,omitempty"`          // why it gave nothing
+	TokenAudience string   `json:"token_audience,omitempty"` // KEP-4412: the provider wants the pod's service account token
+}
+
+// kubeletIdentity returns the credentials the kubelet would send for img
+// (step 2 of run). With AsKubelet unset it runs the kubelet's providers when
+// the node has a credential provider config under Root and no other
+// credentials were given; true forces it, false skips it. A provider that
+// fails at pull time is not an error here: the kubelet then pulls
+// anonymously, and kubeletCause turns the anonymous 401 into the
+// provider's cause.
+func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Credentials, error) {
+	explicit := (p.o.Creds != nil && !p.o.Creds.Anonymous()) || p.o.PullSecret != "" || p.o.DockerConfig != ""
+	if (p.o.AsKubelet == nil && explicit) || (p.o.AsKubelet != nil && !*p.o.AsKubelet) {
+		return p.credentials(img.Domain)
+	}
+	kc, err := nodeview.LoadKubeletCredentials(p.o.Root)
+	if kc == nil && err == nil {
+		if p.o.AsKubelet == nil {
+			return p.credentials(img.Domain)
+		}
+		return nil, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "--as-kubelet: the kubelet under %s has no %s (read from its systemd unit, drop-ins and /etc/default/kubelet)", p.o.Root, nodeview.FlagCredentialProviderConfig)
+	}
+	image := img.Domain + "/" + img.Repository
+	info := &CredentialProvider{Image: image, Matched: []string{}, AuthKeys: []string{}}
+	if kc != nil {
+		info.Config, info.BinDir, info.Sources = kc.ConfigPath, kc.BinDir, kc.Sources
+	}
+	p.rep.CredentialProvider = info
+	if err != nil {
+		return p.kubeletSetupFailed(img, info, err)
+	}
+	matched := kc.Config.Matching(image)
+	for _, m := range matched {
+		info.Matched = append(info.Matched, m.Name)
+	}
+	if len(matched) == 0 {
+		var globs []string
+		for _, pr := range kc.Config.Providers {
+			globs = append(globs, pr.Name+" "+strings.Join(pr.MatchImages, ","))
+		}
+		p.kubeletErr = verdict.Errorf("auth.provider-no-match", verdict.RoleRegistry, "", "no kubelet credential provider matches %s (matchImages: %s)", image, strings.Join(globs, "; "))
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-no-match",
+			Message: fmt.Sprintf("no kubelet credential provider in %s matches %s: the kubelet pulls anonymously", kc.ConfigPath, image)})
+		info.Error = "no provider matches the image"
+		return &registry.Credentials{}, nil
+	}
+	// The kubelet runs every matching provider; the first one's answer for
+	// a key wins. The probe uses the first provider that gives credentials
+	// for the image, and reports the first failure otherwise.
+	var firstErr error
+	for _, pr := range matched {
+		if p.o.AsKubelet == nil {
+			// Unasked, run only what root installed (a copied node root or a
+			// support bundle must not run what it holds).
+			if err := nodeview.CheckProviderOwner(p.o.Root, kc.BinDir, pr.Name); err != nil {
+				info.Provider = pr.Name
+				return p.kubeletSetupFailed(img, info, fmt.Errorf("not running kubelet credential provider %s unasked: %w", pr.Name, err))
+			}
+		}
+		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout})
+		if res != nil {
+			p.providerSecrets = append(p.providerSecrets, res.Secrets()...)
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+				info.Provider, info.APIVersion, info.Error = pr.Name, pr.APIVersion, err.Error()
+				if res != nil {
+					info.Stderr, info.Millis = strings.TrimSpace(res.Stderr), res.Elapsed.Milliseconds()
+					info.AuthKeys = append(info.AuthKeys, res.AllKeys...)
+				}
+			}
+			continue
+		}
+		*info = CredentialProvider{Config: info.Config, BinDir: info.BinDir, Sources: info.Sources, Image: image, Matched: info.Matched,
+			Provider: pr.Name, APIVersion: pr.APIVersion, CacheKeyType: res.CacheKeyType, CacheMillis: res.CacheDuration.Milliseconds(),
+			AuthKeys: res.AllKeys, MatchedKey: res.Keys[0], Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
+		if pr.TokenAttributes != nil {
+			info.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
+		}
+		c := res.Creds[0]
+		return &registry.Credentials{Username: c.Username, Password: c.Password, Source: "kubelet credential provider " + pr.Name}, nil
+	}
+	ve, _ := verdict.AsError(firstErr)
+	if info.Stderr != "" {
+		// Redacted with the report (redactReport), like every other text.
+		e := *ve
+		e.Detail += "; its stderr: " + truncate(info.Stderr, 512)
+		ve = &e
+	}
+	if ve.Layer == verdict.LayerConfig {
+		// A binary that is missing or cannot run: the node's setup is
+		// broken whatever the registry says.
+		return p.kubeletSetupFailed(img, info, ve)
+	}
+	p.kubeletErr = ve
+	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: ve.Cause, Message: ve.Detail + ": the kubelet pulls anonymously"})
+	return &registry.Credentials{}, nil
+}
+
+// kubeletSetupFailed handles a provider config or binary the probe cannot
+// use. With --as-kubelet it is the verdict (the kubelet does not start with
+// a bad config or a missing binary). By default it is only a warning and the
+// probe goes on as before: a probe pod that mounts only part of the host
+// (diagnose --probe mounts /etc and /run) would otherwise blame the node for
+// files it cannot see.
+func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err error) (*registry.Credentials, error) {
+	if info.Error == "" {
+		info.Error = err.Error()
+	}
+	if p.o.AsKubelet != nil {
+		p.skipped = append(p.skipped, "every network step")
+		return nil, err
+	}
+	msg := err.Error()
+	if ve, ok := verdict.AsError(err); ok {
+		msg = ve.Detail
+	}
+	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-unusable",
+		Message: msg + ": the probe could not run the kubelet's credential provider under " + p.o.Root + " and goes on without it (--as-kubelet makes this the verdict)"})
+	return p.credentials(img.Domain)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// kubeletCause returns the provider's failure in place of the anonymous
+// pull's rejection it explains (the kubelet pulled anonymously because the
+// provider gave nothing), keeping where the rejection happened.
+func (p *prober) kubeletCause(err error) error {
+	if p.kubeletErr == nil || err == nil {
+		return err
+	}
+	ve, ok := verdict.AsError(err)
+	if !ok || ve.Cause != "auth.no-credentials" {
+		return err
+	}
+	out := *p.kubeletErr
+	out.Layer = verdict.LayerOf(out.Cause)
+	out.Role, out.Endpoint = ve.Role, ve.Endpoint
+	out.Detail = p.kubeletErr.Detail + "; the anonymous pull then failed: " + ve.Error()
+	return &out
+}
