@@ -3,32 +3,18 @@ package cli
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/nodeview/credtest"
 )
 
-// buildCredProvider go-builds the test credential provider (a real
-// program speaking the kubelet's protocol, internal/nodeview/testdata) into
-// dir and returns its path.
-func buildCredProvider(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("kubelet provider tests skipped: no go command in PATH to build the test provider (hack/test.sh runs them)")
-	}
-	bin := filepath.Join(t.TempDir(), "lab-provider")
-	if out, err := exec.Command(goBin, "build", "-o", bin, "../nodeview/testdata/credprovider").CombinedOutput(); err != nil {
-		t.Fatalf("building the test provider: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildCredProvider builds the test credential provider.
+func buildCredProvider(t *testing.T) string { return credtest.Build(t) }
 
 // skipUnlessRoot skips: a provider runs chrooted in the node root.
 func skipUnlessRoot(t *testing.T) {
@@ -59,19 +45,7 @@ func (n kubeletNode) root(t *testing.T, base string) string {
 	if err := os.CopyFS(root, os.DirFS(base)); err != nil {
 		t.Fatalf("copying the node root: %v", err)
 	}
-	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1
-kind: CredentialProviderConfig
-providers:
-  - name: lab-provider
-    matchImages: [%s]
-    defaultCacheDuration: 10m
-    apiVersion: credentialprovider.kubelet.k8s.io/v1
-    args: [%s]
-    env:
-      - {name: PP_KEY, value: %q}
-      - {name: PP_USER, value: %q}
-      - {name: PP_PASS, value: %q}
-`, `"`+strings.Join(n.matchImages, `", "`)+`"`, n.mode, n.key, n.user, n.pass)
+	cfg := credtest.Config(credtest.Provider{MatchImages: n.matchImages, Mode: n.mode, Key: n.key, User: n.user, Pass: n.pass})
 	files := map[string]string{
 		"etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/default/kubelet\nExecStart=/usr/local/bin/kubelet --v=2 $KUBELET_FLAGS\n",
 		"etc/default/kubelet":                "KUBELET_FLAGS=--image-credential-provider-bin-dir=/var/lib/kubelet/credential-provider --image-credential-provider-config=/var/lib/kubelet/credential-provider-config.yaml\n",

@@ -3,7 +3,6 @@ package nodelab_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/internal/nodeview/credtest"
 )
 
 // credNode is one node of TestKubeletCredentialProvider: its kubelet runs
@@ -33,19 +33,7 @@ type credNode struct {
 // node paths, so the kubelet and `probe --root` read the same files.
 func credSpec(s nodelab.NodeSpec, root, provider, registry, user, mode, pass string) nodelab.NodeSpec {
 	bin, _ := os.ReadFile(provider)
-	cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1
-kind: CredentialProviderConfig
-providers:
-  - name: lab-provider
-    matchImages: [%q]
-    defaultCacheDuration: 1m
-    apiVersion: credentialprovider.kubelet.k8s.io/v1
-    args: [%s]
-    env:
-      - {name: PP_KEY, value: %q}
-      - {name: PP_USER, value: %q}
-      - {name: PP_PASS, value: %q}
-`, registry, mode, registry, user, pass)
+	cfg := credtest.Config(credtest.Provider{MatchImages: []string{registry}, Mode: mode, Key: registry, User: user, Pass: pass})
 	const cfgPath, binDir = "/etc/kubernetes/credential-provider.yaml", "/etc/kubernetes/credential-provider"
 	s.RootFiles = map[string][]byte{
 		cfgPath[1:]:                          []byte(cfg),
@@ -73,12 +61,7 @@ func TestKubeletCredentialProvider(t *testing.T) {
 			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
 		}
 	})
-	provider := filepath.Join(t.TempDir(), "lab-provider")
-	build := exec.Command("go", "build", "-o", provider, "./internal/nodeview/testdata/credprovider")
-	build.Dir, build.Env = moduleRoot(t), append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test provider: %v\n%s", err, out)
-	}
+	provider := credtest.Build(t)
 	app, err := nodelab.BinaryImage(filepath.Join(w.tools, "pause"), "/app")
 	if err != nil {
 		t.Fatal(err)

@@ -3,27 +3,14 @@ package nodeview
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pullpath/pullpath/internal/nodeview/credtest"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
-
-// BuildTestProvider go-builds testdata/credprovider (from dir, the
-// package's directory) into binDir as name.
-func buildTestProvider(t *testing.T, binDir, name string) {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("provider tests skipped: no go command in PATH to build testdata/credprovider (hack/test.sh runs them)")
-	}
-	if out, err := exec.Command(goBin, "build", "-o", filepath.Join(binDir, name), "./testdata/credprovider").CombinedOutput(); err != nil {
-		t.Fatalf("building the test provider: %v\n%s", err, out)
-	}
-}
 
 func TestRunProvider(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -35,7 +22,13 @@ func TestRunProvider(t *testing.T) {
 	if err := os.MkdirAll(hostBin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	buildTestProvider(t, hostBin, "lab-provider")
+	bin, err := os.ReadFile(credtest.Build(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hostBin, "lab-provider"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(hostBin, "not-executable"), []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
