@@ -217,9 +217,9 @@ func writeTemp(t *testing.T, name, content string) string {
 
 // TestAgentMissingDockerConfig: the shipped ConfigMap names the pull
 // Secret's file, which the DaemonSet mounts only when the Secret exists.
-// Without it the probe is anonymous (before: every probe failed with
-// config.credentials, found preparing the node tier); with it the file is
-// read.
+// Without it the probe is anonymous (before, every probe on the node tier
+// failed with config.credentials: open /etc/pullpath/pull/.dockerconfigjson:
+// no such file or directory); with it the file is read.
 func TestAgentMissingDockerConfig(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ".dockerconfigjson")

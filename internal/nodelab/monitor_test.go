@@ -55,15 +55,15 @@ const (
 //     pool B and its owner; the other pools stay at 1;
 //  4. the route comes back: success 1, condition True, status healthy.
 func TestMonitorOnRealNodes(t *testing.T) {
-	before := nodelab.Snapshot(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
 	if err := nodelab.Available(); err != nil {
 		t.Skip(err)
 	}
 	if _, err := os.Stat(nodelab.PrometheusBin); err != nil {
 		t.Skipf("the monitor tier needs %s (apt-get install prometheus; .ci/run installs it): %v", nodelab.PrometheusBin, err)
 	}
+	before := nodelab.Snapshot(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
 	specs := []nodelab.NodeSpec{systemNode, poolA0, poolB0}
 	var names []string
 	for _, s := range specs {
