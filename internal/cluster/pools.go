@@ -6,23 +6,15 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/pullpath/pullpath/internal/nodepool"
 )
 
 // PoolLabels are the node labels that name a node pool, in the order they
-// are tried: AKS, AKS legacy, EKS managed node groups, eksctl, GKE,
-// Karpenter (incl. AKS node auto-provisioning), Karpenter legacy. A node
-// with none of them falls back to a pool named
-// "nopool/<os>-<arch>[-<instance-type>]", grouping unlabelled nodes that
-// the scheduler would treat alike.
-var PoolLabels = []string{
-	"kubernetes.azure.com/agentpool",
-	"agentpool",
-	"eks.amazonaws.com/nodegroup",
-	"alpha.eksctl.io/nodegroup-name",
-	"cloud.google.com/gke-nodepool",
-	"karpenter.sh/nodepool",
-	"karpenter.sh/provisioner-name",
-}
+// are tried (nodepool.Labels, shared with the node agent). A node with none
+// of them falls back to a pool named "nopool/<os>-<arch>[-<instance-type>]",
+// grouping unlabelled nodes that the scheduler would treat alike.
+var PoolLabels = nodepool.Labels
 
 // NodeImageLabels are node labels that carry the node image version; a
 // change of value within a pool marks a pool (node image) upgrade.
@@ -34,16 +26,7 @@ var NodeImageLabels = []string{
 
 // poolOf returns a node's pool name and the label it came from.
 func poolOf(n *corev1.Node) (name, label string) {
-	for _, l := range PoolLabels {
-		if v := n.Labels[l]; v != "" {
-			return v, l
-		}
-	}
-	name = "nopool/" + nodeOS(n) + "-" + nodeArch(n)
-	if it := n.Labels["node.kubernetes.io/instance-type"]; it != "" {
-		name += "-" + it
-	}
-	return name, "fallback"
+	return nodepool.FromLabels(n.Labels, n.Status.NodeInfo.OperatingSystem, n.Status.NodeInfo.Architecture)
 }
 
 func nodeOS(n *corev1.Node) string {
