@@ -569,17 +569,17 @@ func probeRow(t *testing.T, ctx context.Context, r row, bin string, node *netlab
 
 // explainResult is the part of explain's JSON the table reads: the verdict
 // fields, at the top level or under "verdict".
+// explainResult is the first finding of explain's ExplainReport (one
+// document whatever the number of findings; CONTRACT.md).
 type explainResult struct {
-	OK      bool   `json:"ok"`
-	Layer   string `json:"layer"`
-	Cause   string `json:"cause"`
-	Role    string `json:"role"`
-	Verdict *struct {
-		OK    bool   `json:"ok"`
-		Layer string `json:"layer"`
-		Cause string `json:"cause"`
-		Role  string `json:"role"`
-	} `json:"verdict"`
+	Findings []struct {
+		Verdict struct {
+			OK    bool   `json:"ok"`
+			Layer string `json:"layer"`
+			Cause string `json:"cause"`
+			Role  string `json:"role"`
+		} `json:"verdict"`
+	} `json:"findings"`
 }
 
 func explainRow(t *testing.T, ctx context.Context, bin, event string, want expect, res *result) {
@@ -605,17 +605,23 @@ func explainRow(t *testing.T, ctx context.Context, bin, event string, want expec
 		res.explain = "(no result)"
 		return
 	}
-	if er.Verdict != nil {
-		er.OK, er.Layer, er.Cause, er.Role = er.Verdict.OK, er.Verdict.Layer, er.Verdict.Cause, er.Verdict.Role
+	var v struct {
+		OK                 bool
+		Layer, Cause, Role string
 	}
-	res.explain = verdictText(er.OK, er.Layer, er.Cause, er.Role)
+	v.OK = true // no finding: explain saw no failure
+	if len(er.Findings) > 0 {
+		f := er.Findings[0].Verdict
+		v.OK, v.Layer, v.Cause, v.Role = f.OK, f.Layer, f.Cause, f.Role
+	}
+	res.explain = verdictText(v.OK, v.Layer, v.Cause, v.Role)
 	t.Logf("explain: %s", res.explain)
-	if er.Layer != want.Layer {
-		t.Errorf("explain(%q) layer = %q, want %q", event, er.Layer, want.Layer)
+	if v.Layer != want.Layer {
+		t.Errorf("explain(%q) layer = %q, want %q", event, v.Layer, want.Layer)
 	}
 	// The role only where the text shows it.
-	if er.Role != "" && want.Role != "" && er.Role != want.Role {
-		t.Errorf("explain(%q) role = %q, want %q", event, er.Role, want.Role)
+	if v.Role != "" && want.Role != "" && v.Role != want.Role {
+		t.Errorf("explain(%q) role = %q, want %q", event, v.Role, want.Role)
 	}
 }
 

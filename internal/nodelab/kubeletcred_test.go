@@ -137,10 +137,10 @@ func TestKubeletCredentialProvider(t *testing.T) {
 	}
 	type want struct {
 		kubeletReason string // Pulled or Failed
-		probeCause    string // the probe's verdict cause ("" is ok)
+		probeCause    string // the probe's verdict cause ("ok" when it works)
 		layer         string // what both say
 	}
-	wants := []want{{"Pulled", "", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
+	wants := []want{{"Pulled", "ok", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
 	events := make([]corev1.Event, len(nodes))
 	for i, n := range nodes {
 		ev, took := outcome(n.spec.Pool)
