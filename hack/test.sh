@@ -29,6 +29,12 @@ else
   echo "test.sh: node tier skipped (needs root, containerd, runc, containernetworking-plugins and tools/kube/build.sh's kubelet: apt-get install containerd runc containernetworking-plugins)"
 fi
 
+# Tools some tests drive for real; without them those tests skip, so say so.
+command -v chromium >/dev/null && echo "test.sh: HTML report browser test on (chromium)" ||
+  echo "test.sh: HTML report browser test skipped (needs chromium: apt-get install chromium)"
+command -v prometheus >/dev/null && command -v promtool >/dev/null && echo "test.sh: Prometheus and promtool checks on" ||
+  echo "test.sh: Prometheus scrape, promtool check metrics and promtool test rules skipped (apt-get install prometheus)"
+
 go test -count=1 -timeout 20m ./...
 
 # Fuzzing is its own CI step: hack/fuzz.sh (every Fuzz* target, FUZZTIME each).

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/nodepool"
+	"github.com/pullpath/pullpath/internal/redact"
 )
 
 // In-cluster service account files, as client-go's rest.InClusterConfig reads them.
@@ -179,7 +180,7 @@ func (c *NodeClient) do(ctx context.Context, method, path, contentType string, b
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return fmt.Errorf("%s %s: %w", method, path, redact.Error(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -194,7 +195,7 @@ func (c *NodeClient) do(ctx context.Context, method, path, contentType string, b
 		if st.Message == "" {
 			st.Message = http.StatusText(resp.StatusCode)
 		}
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, st.Message)
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, redact.String(st.Message))
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {

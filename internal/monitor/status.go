@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/redact"
 )
 
 // NodeRecord is what status aggregation needs to know of one node: filled
@@ -93,8 +95,10 @@ func Aggregate(nodes []NodeRecord) Status {
 		p.Failing++
 		if p.Since == "" || c.LastTransitionTime < p.Since {
 			p.Since = c.LastTransitionTime
-			p.Message = c.Message
-			if m := failingRE.FindStringSubmatch(c.Message); m != nil {
+			// The condition is read from the API server: what reaches
+			// output passes the redactor.
+			p.Message = redact.String(c.Message)
+			if m := failingRE.FindStringSubmatch(p.Message); m != nil {
 				p.Layer, p.Cause, p.Owner, p.Role, p.Endpoint = m[1], m[2], m[3], m[4], m[5]
 			} else {
 				p.Cause = c.Reason

@@ -172,36 +172,15 @@ func (n *Net) Namespaces() []*Netns { return n.all }
 func (n *Net) Owner(a netip.Addr) *Netns { return n.owner[a.Unmap()] }
 
 // Listen opens a stream listener inside the namespace that holds the
-// address's host (the lab's Options.Listen hook). A host that is no lab
-// address is an error.
+// address's host (the lab's Options.Listen hook).
 func (n *Net) Listen(network, address string) (net.Listener, error) {
-	ns, err := n.ownerOf(address)
-	if err != nil {
-		return nil, err
-	}
-	return ns.Listen(network, address)
+	return Owners(n.Owner).Listen(network, address)
 }
 
 // ListenPacket opens a packet listener inside the namespace that holds the
 // address's host (the lab's Options.ListenPacket hook).
 func (n *Net) ListenPacket(network, address string) (net.PacketConn, error) {
-	ns, err := n.ownerOf(address)
-	if err != nil {
-		return nil, err
-	}
-	return ns.ListenPacket(network, address)
-}
-
-func (n *Net) ownerOf(address string) (*Netns, error) {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return nil, fmt.Errorf("listening in the lab: %q is not an ip:port: %w", address, err)
-	}
-	ns := n.Owner(ap.Addr())
-	if ns == nil {
-		return nil, fmt.Errorf("listening in the lab: no lab host has address %s", ap.Addr())
-	}
-	return ns, nil
+	return Owners(n.Owner).ListenPacket(network, address)
 }
 
 // Close deletes every namespace (killing what runs in them) and the Net's

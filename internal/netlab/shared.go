@@ -2,6 +2,9 @@ package netlab
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/netip"
 	"os/exec"
 )
 
@@ -43,3 +46,40 @@ func SweepPrefix(ctx context.Context, prefix string) error {
 
 // Tail returns the last n bytes of a file (a log), for error messages.
 func Tail(path string, n int) string { return tail(path, n) }
+
+// Owners says which namespace holds an address (nil: none). Its Listen and
+// ListenPacket open a listener inside that namespace: the embedded lab's
+// Options.Listen and Options.ListenPacket hooks of every namespace tier.
+type Owners func(netip.Addr) *Netns
+
+// Listen opens a stream listener inside the namespace that holds the
+// address's host. A host that is no lab address is an error.
+func (o Owners) Listen(network, address string) (net.Listener, error) {
+	ns, err := o.of(address)
+	if err != nil {
+		return nil, err
+	}
+	return ns.Listen(network, address)
+}
+
+// ListenPacket opens a packet listener inside the namespace that holds the
+// address's host.
+func (o Owners) ListenPacket(network, address string) (net.PacketConn, error) {
+	ns, err := o.of(address)
+	if err != nil {
+		return nil, err
+	}
+	return ns.ListenPacket(network, address)
+}
+
+func (o Owners) of(address string) (*Netns, error) {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("listening in the lab: %q is not an ip:port: %w", address, err)
+	}
+	ns := o(ap.Addr())
+	if ns == nil {
+		return nil, fmt.Errorf("listening in the lab: no lab host has address %s", ap.Addr())
+	}
+	return ns, nil
+}

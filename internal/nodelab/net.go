@@ -172,35 +172,15 @@ func (n *Net) Owner(a netip.Addr) *netlab.Netns {
 }
 
 // Listen opens a stream listener inside the namespace that holds the
-// address's host (the embedded lab's Options.Listen hook).
+// address's host (the lab's Options.Listen hook).
 func (n *Net) Listen(network, address string) (net.Listener, error) {
-	ns, err := n.ownerOf(address)
-	if err != nil {
-		return nil, err
-	}
-	return ns.Listen(network, address)
+	return netlab.Owners(n.Owner).Listen(network, address)
 }
 
 // ListenPacket opens a packet listener inside the namespace that holds the
-// address's host.
+// address's host (the lab's Options.ListenPacket hook).
 func (n *Net) ListenPacket(network, address string) (net.PacketConn, error) {
-	ns, err := n.ownerOf(address)
-	if err != nil {
-		return nil, err
-	}
-	return ns.ListenPacket(network, address)
-}
-
-func (n *Net) ownerOf(address string) (*netlab.Netns, error) {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return nil, fmt.Errorf("listening in the lab: %q is not an ip:port: %w", address, err)
-	}
-	ns := n.Owner(ap.Addr())
-	if ns == nil {
-		return nil, fmt.Errorf("listening in the lab: no lab host has address %s", ap.Addr())
-	}
-	return ns, nil
+	return netlab.Owners(n.Owner).ListenPacket(network, address)
 }
 
 // DialContext dials a lab address from inside the registry namespace, so
