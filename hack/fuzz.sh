@@ -5,18 +5,28 @@
 # input the fuzzer finds is written there, so CI shows it and it can be
 # committed as a regression seed.
 #
-#   hack/fuzz.sh                 every target, FUZZTIME (10s) each
+#   hack/fuzz.sh                 every target, FUZZTIME (20000x) each
 #   hack/fuzz.sh FuzzParse       only the targets named
 #
 # Environment:
-#   FUZZTIME=10s      fuzzing time per target (go test -fuzztime)
+#   FUZZTIME=20000x   fuzzing budget per target (go test -fuzztime). A count,
+#                     not a duration: with a duration Go's fuzz coordinator
+#                     can fail a target with a bare "context deadline
+#                     exceeded" and no crasher when its workers are starved
+#                     of CPU at the deadline (golang/go#75804, fixed in Go
+#                     1.27); a count has no deadline to race. 20000 runs take
+#                     1-16 s per target on an idle 2-core machine.
+#   FUZZ_TARGET_TIMEOUT=300s
+#                     go test -timeout per target, so an input that hangs
+#                     fails the run instead of stalling it
 #   FUZZ_BUDGET=600   seconds for the whole run: targets not started by then
 #                     are listed as skipped, and the run fails, so a budget
 #                     too small for the targets never reads as a pass
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-FUZZTIME=${FUZZTIME:-10s}
+FUZZTIME=${FUZZTIME:-20000x}
+FUZZ_TARGET_TIMEOUT=${FUZZ_TARGET_TIMEOUT:-300s}
 FUZZ_BUDGET=${FUZZ_BUDGET:-600}
 start=$(date +%s)
 
@@ -41,7 +51,7 @@ while read -r dir name; do
     continue
   fi
   echo "fuzz.sh: $name in ./$dir for $FUZZTIME"
-  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./$dir"; then
+  if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout "$FUZZ_TARGET_TIMEOUT" "./$dir"; then
     ran=$((ran + 1))
   else
     failed+=("$dir.$name")
