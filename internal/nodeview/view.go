@@ -46,6 +46,9 @@ type View struct {
 	// Proxy is the proxy environment of containerd's service (systemd unit
 	// and drop-ins), which its transport uses for every registry host.
 	Proxy Proxy
+	// Runtime is the node's containerd binary and the Go that built it,
+	// which decides the TLS ClientHello it sends.
+	Runtime RuntimeBinary
 	// Problems are configuration problems found while loading that did
 	// not stop it (ignored hosts lines, unreadable trust files, a missing
 	// trust store).
@@ -156,6 +159,7 @@ func Load(root string, opts ...Option) (*View, error) {
 
 	// containerd's proxy environment
 	v.Proxy = loadProxy(root)
+	v.Runtime = loadRuntime(root)
 
 	// trust store
 	ts := loadTrust(root)

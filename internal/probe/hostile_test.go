@@ -26,7 +26,12 @@ type hostile struct {
 
 func newHostile(t *testing.T, h http.HandlerFunc) *hostile {
 	t.Helper()
-	srv := httptest.NewTLSServer(h)
+	return hostileAt(t, httptest.NewTLSServer(h))
+}
+
+// hostileAt gives a started TLS server a node root that trusts it.
+func hostileAt(t *testing.T, srv *httptest.Server) *hostile {
+	t.Helper()
 	t.Cleanup(srv.Close)
 	root := t.TempDir()
 	bundle := filepath.Join(root, "etc/ssl/certs/ca-certificates.crt")

@@ -214,6 +214,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 	}
 	p.tr = newTracer(&netpath.Resolver{View: view, Timeout: dnsTimeout, Port: p.o.DNSPort}, p.o.Timeout)
 	p.tr.proxy = view.Proxy
+	p.tr.curves, p.tr.helloNote = view.Runtime.ClientHelloCurves()
 	if p.o.Proxy != nil {
 		p.tr.proxy = *p.o.Proxy
 	}

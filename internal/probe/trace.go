@@ -39,6 +39,12 @@ type tracer struct {
 	seenWarn map[string]bool
 	claimed  map[string]bool     // endpoint key + step name: recorded once
 	mtu      map[string]*mtuTest // endpoint: its path-MTU test (mtu.go)
+
+	// curves are the key-exchange groups the node's containerd offers in
+	// its ClientHello (nodeview.RuntimeBinary.ClientHelloCurves), nil for
+	// this binary's defaults; helloNote says which, on each tls step.
+	curves    []tls.CurveID
+	helloNote string
 }
 
 type dnsEntry struct {
@@ -329,6 +335,9 @@ func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
+	if t.curves != nil {
+		cfg.CurvePreferences = t.curves
+	}
 	firstTLS := t.claim(ep, "tls")
 	tr := netpath.Handshake(ctx, conn, cfg.ServerName, cfg, t.timeout)
 	for i := range tr.Warnings {
@@ -343,6 +352,12 @@ func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *
 			st.Facts = map[string]any{"chain": tr.Chain, "version": tr.Version}
 			c := tr.Chain[0]
 			st.Detail = fmt.Sprintf("%s, issuer %s, valid until %s", tr.Version, c.Issuer, c.NotAfter.Format("2006-01-02"))
+		}
+		if t.helloNote != "" {
+			if st.Facts == nil {
+				st.Facts = map[string]any{}
+			}
+			st.Facts["client_hello"] = t.helloNote
 		}
 		if tr.Err != nil {
 			st.Status, st.Cause, st.Detail = StatusFailed, tr.Err.Cause, tr.Err.Error()
