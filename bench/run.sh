@@ -48,7 +48,7 @@
 # Memory comes from bench/rsswatch: peak RSS is the kernel's ru_maxrss (as
 # /usr/bin/time), RssAnon/RssFile are /proc/PID/status at the sampled peak.
 #
-# Needs root (mount namespaces, ports 443/53), jq, /usr/bin/time, and the
+# Needs root (mount namespaces, ports 443/53), jq, and the
 # peers: crane (go install github.com/google/go-containerregistry/cmd/crane@v0.22.1),
 # skopeo and containerd (apt-get install skopeo containerd). A missing peer
 # is reported, not fatal.
@@ -60,7 +60,7 @@ QUICK=${BENCH_QUICK:-0}
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +75,7 @@ STATE=${BENCH_STATE:-read}
 case "$STATE" in linked|cold|read) ;; *) echo "run.sh: BENCH_STATE must be linked, cold or read" >&2; exit 2 ;; esac
 
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (mount namespaces, ports 443 and 53 on 127.0.66/67.x)" >&2; exit 1; }
-for t in jq /usr/bin/time unshare go; do command -v "$t" >/dev/null || { echo "run.sh: $t is missing" >&2; exit 1; }; done
+for t in jq unshare go; do command -v "$t" >/dev/null || { echo "run.sh: $t is missing" >&2; exit 1; }; done
 
 W=$(mktemp -d /tmp/pullpath-bench.XXXXXX)
 BIN=$W/bin

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -24,8 +25,8 @@ func classify(msg string) verdict.Verdict { return explain.Classify(msg).Verdict
 var fixtureNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // fakeClientset holds the fixture's objects in client-go's fake clientset.
-func fakeClientset(f *clustertest.Fixture) *fake.Clientset {
-	return fake.NewSimpleClientset(f.Objects()...)
+func fakeClientset(f *clustertest.Fixture) kube.Interface {
+	return clustertest.FromClientset(fake.NewSimpleClientset(f.Objects()...))
 }
 
 func diagnoseFake(t *testing.T, f *clustertest.Fixture, ref WorkloadRef) *Report {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -35,10 +36,17 @@ func TestAPIServer(t *testing.T) {
 	if err := clustertest.Load(ctx, srv.Clientset, f); err != nil {
 		t.Fatalf("loading the fixture: %v", err)
 	}
+	// The code under test reads and writes through pullpath's own client
+	// (kube.Client, as the binary builds it); the fixture and the fake job
+	// controller use client-go's clientset.
+	kc, err := NewClientset(srv.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deploy := WorkloadRef{Kind: KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace}
 
 	t.Run("deployment", func(t *testing.T) {
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{}, WithClassifier(classify))
+		r, err := Diagnose(ctx, kc, deploy, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose: %v", err)
 		}
@@ -57,7 +65,7 @@ func TestAPIServer(t *testing.T) {
 	})
 
 	t.Run("bare pod", func(t *testing.T) {
-		r, err := Diagnose(ctx, srv.Clientset, WorkloadRef{Kind: KindPod, Name: clustertest.BarePod, Namespace: clustertest.Namespace}, DiagnoseOptions{}, WithClassifier(classify))
+		r, err := Diagnose(ctx, kc, WorkloadRef{Kind: KindPod, Name: clustertest.BarePod, Namespace: clustertest.Namespace}, DiagnoseOptions{}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose: %v", err)
 		}
@@ -67,7 +75,7 @@ func TestAPIServer(t *testing.T) {
 	})
 
 	t.Run("not found", func(t *testing.T) {
-		_, err := Diagnose(ctx, srv.Clientset, WorkloadRef{Kind: KindStatefulSet, Name: "nope", Namespace: clustertest.Namespace}, DiagnoseOptions{})
+		_, err := Diagnose(ctx, kc, WorkloadRef{Kind: KindStatefulSet, Name: "nope", Namespace: clustertest.Namespace}, DiagnoseOptions{})
 		if err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("Diagnose(missing) error = %v, want not found", err)
 		}
@@ -77,7 +85,7 @@ func TestAPIServer(t *testing.T) {
 		stop := fakeJobController(t, srv.Clientset, clustertest.Namespace, "ErrImagePull", probePullMessage, "")
 		defer stop()
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Keep: true, UsePullSecret: true, Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "kept0001"}
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
+		r, err := Diagnose(ctx, kc, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose --probe: %v", err)
 		}
@@ -106,7 +114,7 @@ func TestAPIServer(t *testing.T) {
 				t.Errorf("replica %+v: want proven cache-only", rp)
 			}
 		}
-		deleted, err := Cleanup(ctx, srv.Clientset, clustertest.Namespace, "")
+		deleted, err := Cleanup(ctx, kc, clustertest.Namespace, "")
 		if err != nil || len(deleted) != 4 {
 			t.Errorf("Cleanup = %v, %v; want the 4 kept jobs", deleted, err)
 		}
@@ -119,7 +127,7 @@ func TestAPIServer(t *testing.T) {
 			`Failed to pull image "ghcr.io/pullpath/pullpath:v1": rpc error: code = Unknown desc = failed to pull and unpack image "ghcr.io/pullpath/pullpath:v1": failed to resolve reference "ghcr.io/pullpath/pullpath:v1": failed to do request: Head "https://ghcr.io/v2/pullpath/pullpath/manifests/v1": dial tcp 140.82.121.34:443: i/o timeout`)
 		defer stop()
 		po := &ProbeOptions{Image: "ghcr.io/pullpath/pullpath:v1", Poll: 100 * time.Millisecond, Wait: time.Minute, RunID: "backoff1"}
-		r, err := Diagnose(ctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
+		r, err := Diagnose(ctx, kc, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		if err != nil {
 			t.Fatalf("Diagnose --probe: %v", err)
 		}
@@ -152,7 +160,7 @@ func TestAPIServer(t *testing.T) {
 			}
 		}()
 		po := &ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", Poll: 100 * time.Millisecond, Wait: 5 * time.Minute, RunID: "ctrlc001"}
-		r, err := Diagnose(cctx, srv.Clientset, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
+		r, err := Diagnose(cctx, kc, deploy, DiagnoseOptions{Probe: po}, WithClassifier(classify))
 		cancel()
 		if err == nil || r == nil {
 			t.Fatalf("Diagnose after cancel = %v, %v; want a partial report and an error", r, err)
@@ -320,11 +328,11 @@ func fakeJobController(t *testing.T, cs kubernetes.Interface, ns, reason, pullMe
 	}
 }
 
-func impersonate(t *testing.T, cfg *rest.Config, user string) kubernetes.Interface {
+func impersonate(t *testing.T, cfg *rest.Config, user string) kube.Interface {
 	t.Helper()
 	c := rest.CopyConfig(cfg)
 	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:pullpath", "system:authenticated"}}
-	cs, err := kubernetes.NewForConfig(c)
+	cs, err := NewClientset(c)
 	if err != nil {
 		t.Fatal(err)
 	}

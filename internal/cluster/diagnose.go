@@ -6,8 +6,8 @@ import (
 	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 	redactpkg "github.com/pullpath/pullpath/internal/redact"
 )
 
@@ -22,7 +22,7 @@ type DiagnoseOptions struct {
 // Diagnose reads the workload from the cluster, runs the probes when asked,
 // and analyses it all. On a partial failure it returns the partial report
 // with the error; a nil report means nothing could be read.
-func Diagnose(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef, do DiagnoseOptions, opts ...Option) (*Report, error) {
+func Diagnose(ctx context.Context, cs kube.Interface, ref WorkloadRef, do DiagnoseOptions, opts ...Option) (*Report, error) {
 	progress := do.Progress
 	if progress == nil {
 		progress = func(string) {}

@@ -13,8 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 )
 
 // ErrNotFound is wrapped by Gather's error when the workload does not exist.
@@ -35,10 +36,11 @@ const (
 	requestTimeout = 30 * time.Second
 )
 
-// NewClientset builds a clientset from cfg (KubeFlags.Clientset builds cfg
+// NewClientset builds pullpath's Kubernetes client (kube.Client, not
+// client-go's typed clientset) from cfg (KubeFlags.Clientset builds cfg
 // from kubectl's flags) with pullpath's user agent, a request timeout unless
 // --request-timeout set one, and rate limits.
-func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {
+func NewClientset(cfg *rest.Config) (kube.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = requestTimeout
@@ -47,7 +49,7 @@ func NewClientset(cfg *rest.Config) (kubernetes.Interface, error) {
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
@@ -73,7 +75,7 @@ func reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // account and the pull secrets (summarised, never kept). Reading the
 // workload is required; everything else degrades to a note in
 // Input.Errors when it cannot be read.
-func Gather(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef) (*Input, error) {
+func Gather(ctx context.Context, cs kube.Interface, ref WorkloadRef) (*Input, error) {
 	in := &Input{Workload: ref, PullSecrets: map[string]SecretInfo{}}
 	if err := gatherWorkload(ctx, cs, ref, in); err != nil {
 		return in, err
@@ -86,7 +88,7 @@ func Gather(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef) (*Inp
 	return in, nil
 }
 
-func gatherWorkload(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef, in *Input) error {
+func gatherWorkload(ctx context.Context, cs kube.Interface, ref WorkloadRef, in *Input) error {
 	c, cancel := reqCtx(ctx)
 	defer cancel()
 	ns := ref.Namespace
@@ -187,7 +189,7 @@ func notRunning(p *corev1.Pod) bool {
 	return false
 }
 
-func gatherEvents(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef, in *Input) {
+func gatherEvents(ctx context.Context, cs kube.Interface, ref WorkloadRef, in *Input) {
 	names := []string{}
 	for _, p := range podsByAge(in.Pods) {
 		if notRunning(p) && len(names) < maxEventPods {
@@ -234,7 +236,7 @@ func gatherEvents(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef,
 	in.NodeEvents = evs
 }
 
-func gatherNodes(ctx context.Context, cs kubernetes.Interface, in *Input) error {
+func gatherNodes(ctx context.Context, cs kube.Interface, in *Input) error {
 	opts := metav1.ListOptions{Limit: pageSize}
 	for {
 		c, cancel := reqCtx(ctx)
@@ -251,7 +253,7 @@ func gatherNodes(ctx context.Context, cs kubernetes.Interface, in *Input) error 
 	}
 }
 
-func gatherIdentity(ctx context.Context, cs kubernetes.Interface, ns string, in *Input) {
+func gatherIdentity(ctx context.Context, cs kube.Interface, ns string, in *Input) {
 	var spec *corev1.PodSpec
 	if len(in.Pods) > 0 {
 		spec = &podsByAge(in.Pods)[0].Spec

@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 )
 
 // ErrNoKubeconfig is returned when no kubeconfig file exists where kubectl
@@ -190,9 +191,9 @@ func (k *KubeFlags) RESTConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Clientset returns a clientset for the cluster the flags select, with
+// Clientset returns a client (kube.Client) for the cluster the flags select, with
 // pullpath's user agent, request timeout and rate limits.
-func (k *KubeFlags) Clientset() (kubernetes.Interface, error) {
+func (k *KubeFlags) Clientset() (kube.Interface, error) {
 	cfg, err := k.RESTConfig()
 	if err != nil {
 		return nil, err

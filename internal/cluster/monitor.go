@@ -8,7 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 )
 
 // MonitoredNode is one node as `pullpath monitor status` needs it: its pool,
@@ -29,7 +30,7 @@ type MonitoredNode struct {
 // counts the running pods that use any of images (as written in the pod
 // spec; a tag and a digest of the same image are different strings). With no
 // images, or without list on pods, WatchedPods is -1.
-func MonitoredNodes(ctx context.Context, cs kubernetes.Interface, conditionType string, images []string) ([]MonitoredNode, error) {
+func MonitoredNodes(ctx context.Context, cs kube.Interface, conditionType string, images []string) ([]MonitoredNode, error) {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 )
 
 // Kinds lists the workload kinds diagnose accepts, pods first.
@@ -22,7 +23,7 @@ func KindOf(arg string) (Kind, bool) {
 
 // ListNames lists the names of the objects of kind in namespace, for shell
 // completion, with one bounded request (at most limit names).
-func ListNames(ctx context.Context, cs kubernetes.Interface, kind Kind, namespace string, limit int64) ([]string, error) {
+func ListNames(ctx context.Context, cs kube.Interface, kind Kind, namespace string, limit int64) ([]string, error) {
 	c, cancel := reqCtx(ctx)
 	defer cancel()
 	opts := metav1.ListOptions{Limit: limit}

@@ -19,8 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 	"github.com/pullpath/pullpath/internal/probe"
 )
 
@@ -250,7 +250,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 // the probe's JSON report from the pod log, and deletes the Jobs it made,
 // also when ctx is cancelled (Ctrl-C). ref is the image to probe; secret is
 // the pull secret to mount ("" for none).
-func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarget, image, namespace, secret string, po ProbeOptions, classify Classifier) (map[string]*ProbeResult, error) {
+func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, image, namespace, secret string, po ProbeOptions, classify Classifier) (map[string]*ProbeResult, error) {
 	po.defaults()
 	if po.Image == "" {
 		return nil, errors.New("running probes: no probe image")
@@ -348,7 +348,7 @@ func RunProbes(ctx context.Context, cs kubernetes.Interface, targets []ProbeTarg
 // cannot pull its sandbox (pause) image never reports a container state:
 // the kubelet's FailedCreatePodSandBox event is the outcome then, and it is
 // evidence about the node's path like a probe image that cannot be pulled.
-func settleProbe(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, probeHost, targetHost string) {
+func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, probeHost, targetHost string) {
 	sameRegistry := probeHost == targetHost
 	if p.Status.Phase == corev1.PodPending && !containerStarted(p) {
 		if msg, img := probePodSandboxEvent(ctx, cs, p); msg != "" {
@@ -416,7 +416,7 @@ var sandboxImage = regexp.MustCompile(`failed to get sandbox image \\?"([^"\\]+)
 // probePodSandboxEvent returns the kubelet's FailedCreatePodSandBox message
 // of a probe pod when it says the sandbox image could not be pulled, and
 // that image; "" when there is none.
-func probePodSandboxEvent(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) (msg, image string) {
+func probePodSandboxEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) (msg, image string) {
 	c, cancel := reqCtx(ctx)
 	defer cancel()
 	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
@@ -437,7 +437,7 @@ func probePodSandboxEvent(ctx context.Context, cs kubernetes.Interface, p *corev
 
 // probePodPullEvent returns the message of the first detailed "Failed to
 // pull image" event of a probe pod, or "".
-func probePodPullEvent(ctx context.Context, cs kubernetes.Interface, p *corev1.Pod) string {
+func probePodPullEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) string {
 	c, cancel := reqCtx(ctx)
 	defer cancel()
 	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
@@ -495,7 +495,7 @@ func trimToJSON(b []byte) []byte {
 
 // Cleanup deletes the probe Jobs diagnose made in namespace: those of one
 // run, or of every run when runID is empty. It returns their names.
-func Cleanup(ctx context.Context, cs kubernetes.Interface, namespace, runID string) ([]string, error) {
+func Cleanup(ctx context.Context, cs kube.Interface, namespace, runID string) ([]string, error) {
 	sel := LabelManagedBy + "=" + managedBy + "," + LabelComponent + "=probe"
 	if runID != "" {
 		sel += "," + LabelRun + "=" + runID

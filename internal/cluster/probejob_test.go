@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/pullpath/pullpath/internal/cluster/clustertest"
 )
 
 // checkProbeJob asserts the safety and pinning properties of a probe Job,
@@ -141,7 +143,7 @@ func TestSettleProbeSandboxImage(t *testing.T) {
 				}
 			}
 			r := &ProbeResult{Job: "j", Image: "mcr.nodelab.test/pullpath/pullpath-node:test", Status: ProbeTimeout}
-			settleProbe(t.Context(), cs, pod, r, classify, "mcr.nodelab.test", tt.target)
+			settleProbe(t.Context(), clustertest.FromClientset(cs), pod, r, classify, "mcr.nodelab.test", tt.target)
 			if r.Status != tt.want || r.SameRegistry != tt.same {
 				t.Fatalf("settleProbe: status %s same-registry %v, want %s %v (%s)", r.Status, r.SameRegistry, tt.want, tt.same, r.Error)
 			}

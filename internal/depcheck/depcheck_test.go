@@ -40,6 +40,16 @@ var throughDistributionOnly = []rule{
 		why:        "only distribution's tracing may link OpenTelemetry's SDK and exporters"},
 }
 
+// fullOnly are packages the full binary must not link either: it reaches
+// the cluster through internal/cluster/kube, a REST client with a scheme of
+// the four API groups it uses. The typed clientset and its scheme register
+// every API group (about 50 more API packages and their apply
+// configurations, and an init before every command); tests may keep them.
+var fullOnly = []rule{
+	{prefixes: []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/applyconfigurations/", "k8s.io/client-go/gentype"},
+		why: "no typed clientset and no kubernetes/scheme: internal/cluster/kube is the client (the typed clientset is for tests only)"},
+}
+
 // nodeOnly are packages the slim node binary must not link: it probes and
 // explains, and has no lab, no registry server and no Kubernetes client.
 var nodeOnly = []rule{
@@ -58,7 +68,7 @@ var binaries = []struct {
 	pkg   string
 	rules []rule
 }{
-	{module + "/cmd/pullpath", concat(linkedNowhere, throughDistributionOnly)},
+	{module + "/cmd/pullpath", concat(linkedNowhere, throughDistributionOnly, fullOnly)},
 	{module + "/cmd/pullpath-node", concat(linkedNowhere, throughDistributionOnly, nodeOnly)},
 }
 
@@ -206,6 +216,24 @@ func TestRulesCatchAViolation(t *testing.T) {
 	}
 	if strings.Contains(full, "autoexport") {
 		t.Errorf("full rules: the exporter linked through distribution is allowed, got:\n%s", full)
+	}
+	typed := map[string][]string{
+		"main":                               {module + "/internal/cluster"},
+		module + "/internal/cluster":         {module + "/internal/cluster/kube", "k8s.io/client-go/kubernetes"},
+		module + "/internal/cluster/kube":    {"k8s.io/client-go/rest"},
+		"k8s.io/client-go/kubernetes":        {"k8s.io/client-go/kubernetes/scheme"},
+		"k8s.io/client-go/kubernetes/scheme": nil,
+		"k8s.io/client-go/rest":              nil,
+	}
+	if got := strings.Join(violations(typed, "main", fullOnly), "\n"); !strings.Contains(got, "k8s.io/client-go/kubernetes and 1 more package(s) (no typed clientset") ||
+		!strings.Contains(got, "main -> "+module+"/internal/cluster -> k8s.io/client-go/kubernetes") {
+		t.Errorf("full-binary rules: violations = %q, want the typed clientset and its scheme named, with the chain", got)
+	}
+	delete(typed, "k8s.io/client-go/kubernetes")
+	delete(typed, "k8s.io/client-go/kubernetes/scheme")
+	typed[module+"/internal/cluster"] = []string{module + "/internal/cluster/kube"}
+	if got := violations(typed, "main", fullOnly); len(got) != 0 {
+		t.Errorf("full-binary rules on the REST client alone: %q, want none", got)
 	}
 	node := strings.Join(violations(graph, "main", nodeOnly), "\n")
 	for _, want := range []string{

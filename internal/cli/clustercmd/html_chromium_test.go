@@ -134,7 +134,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		cases = append(cases, htmlCase{"probe-" + c.scenario, out, c.failing, c.shot})
 	}
 	f := clustertest.AKS(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	rep, err := cluster.Diagnose(context.Background(), fake.NewSimpleClientset(f.Objects()...),
+	rep, err := cluster.Diagnose(context.Background(), clustertest.FromClientset(fake.NewSimpleClientset(f.Objects()...)),
 		cluster.WorkloadRef{Kind: cluster.KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace},
 		cluster.DiagnoseOptions{}, cluster.WithClassifier(diagnoseClassifier))
 	if rep == nil {

@@ -30,7 +30,7 @@ func TestSchemaDiagnoseFixture(t *testing.T) {
 		{Kind: cluster.KindPod, Name: "app-7d9f8c6b5d-4hj2k", Namespace: clustertest.Namespace},
 	} {
 		t.Run(ref.String(), func(t *testing.T) {
-			rep, err := cluster.Diagnose(context.Background(), fake.NewSimpleClientset(f.Objects()...), ref, cluster.DiagnoseOptions{},
+			rep, err := cluster.Diagnose(context.Background(), clustertest.FromClientset(fake.NewSimpleClientset(f.Objects()...)), ref, cluster.DiagnoseOptions{},
 				cluster.WithClassifier(diagnoseClassifier))
 			if rep == nil {
 				t.Fatalf("Diagnose(%s): %v", ref, err)
