@@ -52,17 +52,21 @@ type Hop struct {
 // Page is what the HTML report shows. Every text in it has passed the
 // redactor already (the reports it is built from are redacted).
 type Page struct {
-	Title     string
-	Kind      string // ProbeReport or DiagnoseReport
-	Subject   string // the image, or the workload
-	Meta      []string
-	Verdict   verdict.Verdict
-	Summary   string
-	Hops      []Hop
-	Blobs     []probe.Blob
-	Warnings  []verdict.Warning
-	Pools     []PoolRow
-	Nodes     []NodeRow
+	Title    string
+	Kind     string // ProbeReport, DiagnoseReport, AzureReport or MonitorStatus
+	Subject  string // the image, or the workload
+	Meta     []string
+	Verdict  verdict.Verdict
+	Summary  string
+	Hops     []Hop
+	Blobs    []probe.Blob
+	Warnings []verdict.Warning
+	Pools    []PoolRow
+	Nodes    []NodeRow
+	// Paths are more drawn paths, each with its verdict (one per node
+	// pool); Tables more tables, after them.
+	Paths     []Path
+	Tables    []Table
 	Notes     []string
 	Generated time.Time
 }
