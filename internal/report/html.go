@@ -36,6 +36,8 @@ var (
 	FailureColor    = [3]uint8{0xc6, 0x28, 0x28}
 	OKColor         = [3]uint8{0x2e, 0x7d, 0x32}
 	NotReachedColor = [3]uint8{0x9e, 0x9e, 0x9e}
+	// WarningColor fills a hop whose fault is unconfirmed (#ef6c00).
+	WarningColor = [3]uint8{0xef, 0x6c, 0x00}
 )
 
 // Hop is one box of the pull-path drawing: the node, its resolver, or an

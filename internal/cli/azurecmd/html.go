@@ -49,6 +49,8 @@ func azureHTML(w io.Writer, r *azure.Report) error {
 // endpoints. Every text comes from the report, whose error texts passed the
 // redactor.
 func azurePage(r *azure.Report) *report.Page {
+	// The words the documents use: layer none and cause ok when ok.
+	report.Normalize(r)
 	p := &report.Page{Title: "pullpath azure " + report.Dash(r.Input.Registry), Kind: report.KindAzureReport,
 		Subject: report.Dash(r.Input.Registry), Verdict: r.Verdict.Verdict, Summary: azureSummary(r), Warnings: r.Warnings}
 	if r.Input.Cluster != "" {
@@ -66,7 +68,7 @@ func azurePage(r *azure.Report) *report.Page {
 		p.Notes = append(p.Notes, unconfirmed)
 	}
 	for _, pl := range r.Pools {
-		p.Paths = append(p.Paths, poolPath(pl))
+		p.Paths = append(p.Paths, poolPath(pl, len(r.Endpoints)))
 	}
 	eps := report.Table{ID: "endpoints", Title: "Registry endpoints", Header: []string{"FQDN", "IP", "role", "private endpoint"}}
 	for _, e := range r.Endpoints {
@@ -79,8 +81,9 @@ func azurePage(r *azure.Report) *report.Page {
 
 const unconfirmed = "Azure's configuration cannot prove this; it cannot rule it out either."
 
-// poolPath draws one pool's path.
-func poolPath(pl azure.PoolReport) report.Path {
+// poolPath draws one pool's path; endpoints is the number of registry
+// endpoints found with a private address.
+func poolPath(pl azure.PoolReport, endpoints int) report.Path {
 	v := pl.Verdict
 	path := report.Path{Name: pl.Name, Title: "pool " + pl.Name, Status: report.HopOK, Verdict: &pl.Verdict.Verdict}
 	switch {
@@ -113,7 +116,7 @@ func poolPath(pl azure.PoolReport) report.Path {
 				h.Status = s
 			}
 			if i == failing {
-				h.Failing, bad = true, c.Summary
+				h.Failing, bad = true, c.Cause+" at "+report.Dash(c.Endpoint)
 			}
 		}
 		switch {
@@ -121,6 +124,9 @@ func poolPath(pl azure.PoolReport) report.Path {
 			h.Detail = bad
 		case n > 0:
 			h.Detail = fmt.Sprintf("%d check(s)", n)
+		case st.step == azure.StepEndpoints && endpoints > 0:
+			// Only a missing endpoint or address makes a check here.
+			h.Status, h.Detail = report.HopOK, fmt.Sprintf("%d endpoint(s)", endpoints)
 		}
 		path.Hops = append(path.Hops, h)
 	}
