@@ -20,7 +20,7 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 dist=${DIST:-dist}
 image=${IMAGE:-ghcr.io/pullpath/pullpath:$version}
-platforms=${PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64"}
+platforms=${PLATFORMS:-$(bash hack/platforms.sh)}   # the krew manifest's platforms
 image_arches=${IMAGE_ARCHES:-"amd64 arm64"}
 pkg=github.com/pullpath/pullpath/internal/cli
 ldflags="-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit -X $pkg.BuildDate=$date"
@@ -37,11 +37,17 @@ for p in $platforms; do
   mkdir -p "$stage"
   echo "release: building $os/$arch"
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/pullpath$ext" ./cmd/pullpath
-  ln "$stage/pullpath$ext" "$stage/kubectl-pullpath$ext"   # a hard link: stored once in the archive
+  ln "$stage/pullpath$ext" "$stage/kubectl-pullpath$ext"
   cp README.md "$stage/"
   [ -f LICENSE ] && cp LICENSE "$stage/"
   archive="pullpath_${version}_${os}_${arch}.tar.gz"
-  tar -C "$stage" -czf "$dist/$archive" .
+  # krew extracts only regular files and directories (a hard-link entry
+  # fails its install): store both names as regular files.
+  tar --hard-dereference -C "$stage" -czf "$dist/$archive" .
+  if tar -tvzf "$dist/$archive" | grep -qv '^[-d]'; then
+    echo "release: $archive holds an entry krew cannot extract (not a file or directory)" >&2
+    exit 1
+  fi
   sum=$(sha256sum "$dist/$archive" | cut -d' ' -f1)
   sed -i "s/SHA256_${os}_${arch}\$/$sum/" "$manifest"
 done

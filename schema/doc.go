@@ -21,6 +21,9 @@ var Files = map[string]string{
 	"DemoReport":     "demoreport.schema.json",
 	"CauseList":      "causelist.schema.json",
 	"VersionInfo":    "versioninfo.schema.json",
+	"MonitorStatus":  "monitorstatus.schema.json",
+	"MonitorResults": "monitorresults.schema.json",
+	"AzureReport":    "azurereport.schema.json",
 }
 
 // Base is the URL prefix of every schema's $id.

@@ -25,6 +25,11 @@ const (
 	KindDemoReport     = "DemoReport"
 	KindCauseList      = "CauseList"
 	KindVersionInfo    = "VersionInfo"
+	// KindMonitorStatus is `pullpath monitor status`, KindMonitorResults
+	// `pullpath monitor --once`, KindAzureReport `pullpath azure`.
+	KindMonitorStatus  = "MonitorStatus"
+	KindMonitorResults = "MonitorResults"
+	KindAzureReport    = "AzureReport"
 )
 
 // The output formats. A command accepts the ones it can render.
@@ -89,6 +94,36 @@ func WriteDocument(w io.Writer, format, kind string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeDoc(w, format, kind, doc)
+}
+
+// WriteOwnDocument is WriteDocument for a payload that carries its own
+// apiVersion and kind members (monitor.Status, azure.Report): v is
+// normalised as Document does, and must say apiVersion APIVersion and kind
+// kind.
+func WriteOwnDocument(w io.Writer, format, kind string, v any) error {
+	Normalize(v)
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return fmt.Errorf("encoding %s: %w", kind, err)
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(enc.Bytes(), &head); err != nil {
+		return fmt.Errorf("encoding %s: %T is not a JSON object: %w", kind, v, err)
+	}
+	if head.APIVersion != APIVersion || head.Kind != kind {
+		return fmt.Errorf("encoding %s: %T says apiVersion %q kind %q", kind, v, head.APIVersion, head.Kind)
+	}
+	return writeDoc(w, format, kind, bytes.TrimSpace(enc.Bytes()))
+}
+
+// writeDoc writes the compact JSON document doc as indented JSON or YAML.
+func writeDoc(w io.Writer, format, kind string, doc []byte) error {
 	switch format {
 	case FormatJSON:
 		var b bytes.Buffer
@@ -97,7 +132,7 @@ func WriteDocument(w io.Writer, format, kind string, v any) error {
 			return fmt.Errorf("encoding %s: %w", kind, err)
 		}
 		b.WriteByte('\n')
-		_, err = w.Write(b.Bytes())
+		_, err := w.Write(b.Bytes())
 		return err
 	case FormatYAML:
 		y, err := yaml.JSONToYAML(doc)

@@ -36,6 +36,8 @@ var (
 	FailureColor    = [3]uint8{0xc6, 0x28, 0x28}
 	OKColor         = [3]uint8{0x2e, 0x7d, 0x32}
 	NotReachedColor = [3]uint8{0x9e, 0x9e, 0x9e}
+	// WarningColor fills a hop whose fault is unconfirmed (#ef6c00).
+	WarningColor = [3]uint8{0xef, 0x6c, 0x00}
 )
 
 // Hop is one box of the pull-path drawing: the node, its resolver, or an
@@ -52,17 +54,21 @@ type Hop struct {
 // Page is what the HTML report shows. Every text in it has passed the
 // redactor already (the reports it is built from are redacted).
 type Page struct {
-	Title     string
-	Kind      string // ProbeReport or DiagnoseReport
-	Subject   string // the image, or the workload
-	Meta      []string
-	Verdict   verdict.Verdict
-	Summary   string
-	Hops      []Hop
-	Blobs     []probe.Blob
-	Warnings  []verdict.Warning
-	Pools     []PoolRow
-	Nodes     []NodeRow
+	Title    string
+	Kind     string // ProbeReport, DiagnoseReport, AzureReport or MonitorStatus
+	Subject  string // the image, or the workload
+	Meta     []string
+	Verdict  verdict.Verdict
+	Summary  string
+	Hops     []Hop
+	Blobs    []probe.Blob
+	Warnings []verdict.Warning
+	Pools    []PoolRow
+	Nodes    []NodeRow
+	// Paths are more drawn paths, each with its verdict (one per node
+	// pool); Tables more tables, after them.
+	Paths     []Path
+	Tables    []Table
 	Notes     []string
 	Generated time.Time
 }

@@ -2,7 +2,6 @@ package azurecmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/azure"
 	"github.com/pullpath/pullpath/internal/cli"
@@ -81,7 +79,11 @@ Credentials come from azidentity's DefaultAzureCredential (environment, workload
 identity, managed identity, az login). --from-az reads az CLI dumps instead, no
 credentials needed:
 
-` + indent(azure.AzLayout, "  "),
+` + indent(azure.AzLayout, "  ") + `
+
+-o json and -o yaml print one AzureReport document (schema/azurereport.schema.json);
+-o html writes one self-contained page that draws each pool's path.` +
+			cli.ExitCodesHelp("every pool has a private path to every registry endpoint", "a pool's path is broken (or unconfirmed); the verdict names the setting"),
 		Example: `  pullpath azure --subscription $SUB --cluster rg-aks/aks-prod --registry rg-hub/acrprod
   pullpath azure --cluster rg-aks/aks-prod --registry rg-hub/acrprod --target registry.corp.example=192.168.10.20
   pullpath azure --from-az ./dumps --data-plane probe.json -o json`,
@@ -99,9 +101,9 @@ credentials needed:
 	f.StringArrayVar(&o.targets, "target", nil, "HOST=IP: another registry endpoint to check, e.g. one on-premises behind the VPN gateway (repeatable)")
 	f.StringVar(&o.dataPlane, "data-plane", "", "a pullpath probe or diagnose --probe JSON document to compare with")
 	f.StringVar(&o.fromAz, "from-az", "", "read az CLI JSON dumps from this directory instead of calling Azure")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or yaml")
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "deadline for all Azure calls")
+	cli.AddOutputFlag(cmd, &o.output, azureFormats)
 	return cmd
 }
 
@@ -118,8 +120,8 @@ func splitPair(v, sep, flag string) (string, string, error) {
 }
 
 func (o *azureOptions) run(ctx context.Context) error {
-	if err := report.CheckFormat(o.output); err != nil {
-		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+	if err := cli.CheckOutput(o.output, azureFormats); err != nil {
+		return err
 	}
 	var targets []azure.Target
 	for _, t := range o.targets {
@@ -175,18 +177,13 @@ func (o *azureOptions) run(ctx context.Context) error {
 	}
 	var err error
 	switch o.output {
-	case report.FormatJSON:
-		err = report.JSON(o.streams.Out, rep)
-	case report.FormatYAML:
+	case report.FormatJSON, report.FormatYAML:
 		// The report carries its own apiVersion and kind.
-		var b, y []byte
-		if b, err = json.Marshal(rep); err == nil {
-			if y, err = yaml.JSONToYAML(b); err == nil {
-				_, err = o.streams.Out.Write(y)
-			}
-		}
+		err = report.WriteOwnDocument(o.streams.Out, o.output, report.KindAzureReport, rep)
+	case report.FormatHTML:
+		err = azureHTML(o.streams.Out, rep)
 	default:
-		err = azureText(o.streams.Out, rep, report.Style{Color: !o.noColor && cli.IsTerminal(o.streams.Out)})
+		err = azureText(o.streams.Out, rep, report.Style{Color: cli.UseColor(o.streams.Out, o.noColor)})
 	}
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
@@ -246,12 +243,12 @@ func azureText(w io.Writer, r *azure.Report, s report.Style) error {
 		fmt.Fprintf(b, "  %s %s\n", s.Dim("routes:"), p.RoutesFrom)
 		for _, c := range p.Checks {
 			mark := s.Green("✔")
-			switch {
-			case c.Skipped:
+			switch checkState(c) {
+			case report.HopNotReached:
 				mark = s.Dim("-")
-			case !c.OK && c.Certain:
+			case report.HopFailed:
 				mark = s.Red("✘")
-			case !c.OK || !c.Certain:
+			case report.HopWarning:
 				mark = s.Yellow("?")
 			}
 			fmt.Fprintf(b, "  %s %-9s %s\n", mark, c.Step, c.Summary)
@@ -262,15 +259,7 @@ func azureText(w io.Writer, r *azure.Report, s report.Style) error {
 			if a.Agree {
 				word = s.Green("agree")
 			}
-			node := ""
-			if a.DataPlane.Node != "" {
-				node = " on " + a.DataPlane.Node
-			}
-			dpCause := a.DataPlane.Cause
-			if a.DataPlane.OK {
-				dpCause = "ok"
-			}
-			fmt.Fprintf(b, "%s data plane (%s%s): %s — %s\n", s.Bold("compare"), dpCause, node, word, a.Summary)
+			fmt.Fprintf(b, "%s data plane (%s): %s — %s\n", s.Bold("compare"), dataPlaneCause(a.DataPlane), word, a.Summary)
 		}
 	}
 	for _, wn := range r.Warnings {
@@ -286,7 +275,7 @@ func writeAzureVerdict(b *strings.Builder, v azure.Verdict, s report.Style) {
 	_ = report.VerdictText(vb, v.Verdict, s)
 	b.WriteString(vb.String())
 	if !v.OK && !v.Certain {
-		fmt.Fprintf(b, "  %s Azure's configuration cannot prove this; it cannot rule it out either.\n", s.Yellow("unconfirmed:"))
+		fmt.Fprintf(b, "  %s %s\n", s.Yellow("unconfirmed:"), unconfirmed)
 	}
 }
 

@@ -5,9 +5,7 @@ import (
 	"context"
 	"flag"
 	"github.com/pullpath/pullpath/internal/cli"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,67 +20,8 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/report/htmltest"
 )
-
-// chromium finds Debian's headless browser, or skips loudly.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("SKIPPED: the HTML report's browser test needs chromium (apt-get install -y chromium; .ci/run installs it)")
-	return ""
-}
-
-// runChromium loads a file:// page headless with everything that could
-// reach the network switched off, and returns stdout and the log.
-func runChromium(t *testing.T, bin, page string, extra ...string) (string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
-	args = append(append(args, extra...), "file://"+page)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &log
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", extra, err, log.String())
-	}
-	return out.String(), log.String()
-}
-
-var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
-
-// colourPixels counts the screenshot's pixels within a small distance of c.
-func colourPixels(t *testing.T, pngPath string, c [3]uint8) (int, int) {
-	t.Helper()
-	f, err := os.Open(pngPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decoding the screenshot: %v", err)
-	}
-	near := func(a uint32, b uint8) bool { d := int(a>>8) - int(b); return d > -8 && d < 8 }
-	n, total := 0, 0
-	bd := img.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y++ {
-		for x := bd.Min.X; x < bd.Max.X; x++ {
-			r, g, b, _ := img.At(x, y).RGBA()
-			total++
-			if near(r, c[0]) && near(g, c[1]) && near(b, c[2]) {
-				n++
-			}
-		}
-	}
-	return n, total
-}
 
 type htmlCase struct {
 	name, html string
@@ -96,17 +35,10 @@ type htmlCase struct {
 // silent, and the screenshot shows the failure colour exactly when a hop
 // failed.
 func TestHTMLReportInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := htmltest.Chromium(t)
 	dir := t.TempDir()
-
 	// A control page: console detection must see a script error.
-	bad := filepath.Join(dir, "bad.html")
-	if err := os.WriteFile(bad, []byte(`<html><body><script>console.error("control"); undefinedFunction();</script></body></html>`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, log := runChromium(t, bin, bad, "--dump-dom"); len(consoleLine.FindAllString(log, -1)) < 2 {
-		t.Fatalf("console detection misses a page's script errors; log:\n%s", log)
-	}
+	htmltest.CheckConsoleDetection(t, bin)
 
 	l := labtest.New(t, lab.Options{})
 	var cases []htmlCase
@@ -152,18 +84,10 @@ func TestHTMLReportInChromium(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, ext := range []string{`src="http`, `href="http`, `@import`, `url(http`} {
-				if strings.Contains(tc.html, ext) {
-					t.Errorf("page loads an external asset (%s)", ext)
-				}
-			}
-			page := filepath.Join(dir, tc.name+".html")
-			if err := os.WriteFile(page, []byte(tc.html), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			dom, log := runChromium(t, bin, page, "--dump-dom")
-			if c := consoleLine.FindAllString(log, -1); len(c) > 0 {
-				t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
+			pg := htmltest.Load(t, bin, dir, tc.name, tc.html)
+			dom, shot := pg.DOM, pg.Screenshot
+			if len(pg.Console) > 0 {
+				t.Errorf("console messages:\n%s", strings.Join(pg.Console, "\n"))
 			}
 			failing := regexp.MustCompile(`<div class="hop failed failing" data-hop="([a-z]+)" data-status="failed" data-failing="true"`).FindAllStringSubmatch(dom, -1)
 			switch {
@@ -175,14 +99,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 				// The page's script ran in the browser and found the hop.
 				t.Errorf("the page's script did not mark body data-failing-hop=%q", tc.failing)
 			}
-			shot := filepath.Join(dir, tc.name+".png")
-			runChromium(t, bin, page, "--hide-scrollbars", "--window-size=1280,900", "--screenshot="+shot)
-			st, err := os.Stat(shot)
-			if err != nil || st.Size() < 10<<10 {
-				t.Fatalf("screenshot %s: %v, %d bytes; want a rendered page", shot, err, st.Size())
-			}
-			red, total := colourPixels(t, shot, report.FailureColor)
-			green, _ := colourPixels(t, shot, report.OKColor)
+			red, total := htmltest.ColourPixels(t, shot, report.FailureColor)
+			green, _ := htmltest.ColourPixels(t, shot, report.OKColor)
 			if tc.failing != "" && red < 2000 {
 				t.Errorf("screenshot has %d of %d pixels in the failure colour, want the failing hop filled", red, total)
 			}

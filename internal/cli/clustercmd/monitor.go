@@ -1,7 +1,6 @@
 package clustercmd
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,8 +39,9 @@ when), partial, or unknown (no agent reporting). With the watched images
 (--config or --image) it also counts the running pods that use them, and warns of
 a broken pool where nothing runs them yet: the next scale-up lands there and fails.
 
-Exit codes: 0 every reporting pool is healthy; 1 a pool is broken or partial;
-2 usage error or no usable kubeconfig; 3 the cluster could not be read.`,
+-o json and -o yaml print one MonitorStatus document (schema/monitorstatus.schema.json);
+-o html writes one self-contained page with each pool's path and the pool table.` +
+			cli.ExitCodesHelp("every reporting pool is healthy", "a pool is broken or partial"),
 		Example: `  pullpath monitor status
   pullpath monitor status --image myacr.azurecr.io/team/app:1.0 -o json`,
 		Args: cobra.NoArgs,
@@ -49,15 +49,15 @@ Exit codes: 0 every reporting pool is healthy; 1 a pool is broken or partial;
 	}
 	o.kube.AddFlags(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.StringVar(&o.config, "config", "", "the agents' configuration, for the watched images")
 	f.StringSliceVar(&o.images, "image", nil, "a watched image (repeatable), as the pods' specs write it")
+	cli.AddOutputFlag(cmd, &o.output, monitorStatusFormats)
 	return cmd
 }
 
 func (o *monitorStatusOptions) run(cmd *cobra.Command) error {
-	if o.output != "text" && o.output != "json" {
-		return cli.UsageErrorf("unknown output format %q (valid: text, json)", o.output)
+	if err := cli.CheckOutput(o.output, monitorStatusFormats); err != nil {
+		return err
 	}
 	images := append([]string(nil), o.images...)
 	if o.config != "" {
@@ -90,14 +90,8 @@ func (o *monitorStatusOptions) run(cmd *cobra.Command) error {
 		recs = append(recs, r)
 	}
 	st := monitor.Aggregate(recs)
-	if o.output == "json" {
-		enc := json.NewEncoder(o.streams.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
-			return err
-		}
-	} else if err := st.WriteText(o.streams.Out); err != nil {
-		return err
+	if err := writeMonitorStatus(o.streams.Out, o.output, &st); err != nil {
+		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 	}
 	if !st.Healthy {
 		return cli.ExitWith(cli.ExitFailure)

@@ -17,15 +17,24 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
+// statusCanary is a bearer token in an agent's condition message: no
+// output of monitor status may show it.
+const statusCanary = "eyJhbGciOiJIUzI1NiJ9.eyJtb25pdG9yIjoiY2FuYXJ5In0.c3RhdHVzLWNhbmFyeS1zaWc"
+
 // TestMonitorStatus runs `pullpath monitor status` against a real API server
 // whose nodes carry PullPathReady conditions as the agents set them (built
 // with monitor.NodeCondition from verdicts), in four pools: healthy, broken
 // with the image running nowhere, broken but running it, and unreported.
+// Subtests check every output format against the same server
+// (monitor_output_test.go).
 func TestMonitorStatus(t *testing.T) {
 	srv := clustertest.Start(t)
 	ctx := context.Background()
 	cs := srv.Clientset
-	broken := monitor.NodeCondition([]monitor.Result{{Target: "app", Verdict: verdictFor("route.timeout")}})
+	timeout := verdictFor("route.timeout")
+	// What an agent's evidence could carry, had its redactor missed it.
+	timeout.Summary += " (Authorization: Bearer " + statusCanary + ")"
+	broken := monitor.NodeCondition([]monitor.Result{{Target: "app", Verdict: timeout}})
 	ok := monitor.NodeCondition([]monitor.Result{{Target: "app", Verdict: verdictFor("")}})
 	for _, n := range []struct {
 		name, pool string
@@ -97,6 +106,10 @@ func TestMonitorStatus(t *testing.T) {
 		t.Errorf("text status, exit %d:\n%s", code, out.String())
 	}
 	t.Logf("monitor status:\n%s", out.String())
+	if strings.Contains(out.String()+errb.String(), statusCanary) {
+		t.Errorf("text status shows the token of a condition message")
+	}
+	testMonitorStatusFormats(t, srv.Kubeconfig)
 }
 
 func verdictFor(cause string) verdict.Verdict {

@@ -5,7 +5,6 @@ package monitorcmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/monitor"
+	"github.com/pullpath/pullpath/internal/report"
 )
 
 type options struct {
@@ -47,10 +47,9 @@ the node's files (--root /host in the DaemonSet of deploy/monitor), and reports:
              (needs the RBAC of deploy/monitor/rbac.yaml; --node-condition=false skips it)
   events     PullPathBroken / PullPathRepaired on the node, on transitions
 
-With --once it probes every target once, prints the results and exits.
-
-Exit codes: 0 every target works (--once) or the agent stopped cleanly; 1 a target
-fails (--once); 2 usage error or unreadable configuration; 3 the agent could not run.`,
+With --once it probes every target once, prints the results and exits; -o json and
+-o yaml print them as one MonitorResults document (schema/monitorresults.schema.json).` +
+			cli.ExitCodesHelp("every target works (--once), or the agent stopped cleanly", "a target fails (--once)"),
 		Example: `  pullpath monitor --config /etc/pullpath/config.yaml --root /host --listen :9808
   pullpath monitor --config monitor.yaml --once -o json`,
 		Args: cobra.NoArgs,
@@ -64,8 +63,8 @@ fails (--once); 2 usage error or unreadable configuration; 3 the agent could not
 	f.StringVar(&o.pool, "pool", "", "this node's pool (default: from the node's labels through the API server, else $PULLPATH_POOL)")
 	f.BoolVar(&o.condition, "node-condition", true, "set the PullPathReady node condition and post events (in a cluster only)")
 	f.BoolVar(&o.once, "once", false, "probe every target once, print the results and exit")
-	f.StringVarP(&o.output, "output", "o", "text", "output of --once: text or json")
 	f.IntVar(&o.dnsPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
+	cli.AddOutputFlag(cmd, &o.output, report.DocumentFormats)
 	return cmd
 }
 
@@ -73,8 +72,8 @@ func (o *options) run(ctx context.Context) error {
 	if o.config == "" {
 		return cli.UsageErrorf("--config is required: the file that names the targets to watch")
 	}
-	if o.output != "text" && o.output != "json" {
-		return cli.UsageErrorf("unknown output format %q (valid: text, json)", o.output)
+	if err := cli.CheckOutput(o.output, report.DocumentFormats); err != nil {
+		return err
 	}
 	if o.dnsPort < 1 || o.dnsPort > 65535 {
 		return cli.UsageErrorf("invalid value %d for --dns-port: want 1-65535", o.dnsPort)
@@ -143,10 +142,11 @@ func (o *options) printOnce(results []monitor.Result) error {
 			code = cli.ExitFailure
 		}
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(o.streams.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"apiVersion": "pullpath.dev/v1alpha1", "kind": "MonitorResults", "results": results}); err != nil {
+	if o.output != report.FormatText {
+		doc := struct {
+			Results []monitor.Result `json:"results"`
+		}{results}
+		if err := cli.WriteDocument(o.streams.Out, o.output, report.KindMonitorResults, &doc); err != nil {
 			return err
 		}
 		return cli.ExitWith(code)

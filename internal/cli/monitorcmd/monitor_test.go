@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/schematest"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -59,13 +62,37 @@ func TestMonitorOnce(t *testing.T) {
 	if doc.Kind != "MonitorResults" || len(doc.Results) != 2 || !doc.Results[0].Verdict.OK || doc.Results[1].Verdict.OK {
 		t.Fatalf("results: %+v", doc)
 	}
+	schematest.Validate(t, "MonitorResults", out)
+	schematest.RejectsEdits(t, "MonitorResults", out,
+		schematest.Edit{Name: "renamed duration", Old: `"duration_ms":`, New: `"ms":`},
+		schematest.Edit{Name: "removed since", Old: `"since":`, New: `"Since":`},
+		schematest.Edit{Name: "null list", Old: `"next": [`, New: `"next": null, "x": [`},
+		schematest.Edit{Name: "wrong kind", Old: `"MonitorResults"`, New: `"MonitorResult"`})
+	// -o yaml is the same document (the times and durations of a second
+	// round differ, so compare the shape and the verdicts).
+	code, y, stderr := run(t, "monitor", "--once", "-o", "yaml", "--config", cfg, "--root", healthy.Root, "--dns-port", strconv.Itoa(l.DNSPort), "--node", "n1", "--pool", "p1")
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if code != cli.ExitFailure || err != nil {
+		t.Fatalf("-o yaml: exit %d, %v\n%s%s", code, err, y, stderr)
+	}
+	schematest.Validate(t, "MonitorResults", string(j))
+	var ydoc struct {
+		Kind    string `json:"kind"`
+		Results []struct {
+			Target  string          `json:"target"`
+			Verdict json.RawMessage `json:"verdict"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(j, &ydoc); err != nil || ydoc.Kind != "MonitorResults" || len(ydoc.Results) != 2 || ydoc.Results[1].Target != "blobnx" {
+		t.Errorf("-o yaml: %v %+v", err, ydoc)
+	}
 
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"monitor"}, "--config is required"},
-		{[]string{"monitor", "--config", cfg, "-o", "yaml"}, `unknown output format "yaml"`},
+		{[]string{"monitor", "--config", cfg, "-o", "html"}, `unknown output format "html" (valid: text, json, yaml)`},
 		{[]string{"monitor", "--config", filepath.Join(t.TempDir(), "nope.yaml")}, "reading the monitor configuration"},
 		{[]string{"monitor", "--config", cfg, "--root", "/nonexistent-root"}, `invalid value "/nonexistent-root" for --root`},
 	} {
