@@ -97,6 +97,7 @@ func ContainerdVersion(ctx context.Context) (string, error) {
 // node's HTTPS_PROXY and NO_PROXY); proxy variables of this process's own
 // environment are never passed on, so the lab does not depend on them.
 func StartContainerd(ctx context.Context, ns *Netns, dir string, env ...string) (*Containerd, error) {
+	KeepFDsFromDaemons()
 	version, err := ContainerdVersion(ctx)
 	if err != nil {
 		return nil, err

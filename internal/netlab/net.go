@@ -91,6 +91,7 @@ type Net struct {
 // New builds a Net. Close removes it; New removes what it built when it
 // fails.
 func New(ctx context.Context) (n *Net, err error) {
+	KeepFDsFromDaemons()
 	id := fmt.Sprintf("%s%d-%d", Prefix, os.Getpid(), seq.Add(1))
 	dir, err := os.MkdirTemp("", id+"-")
 	if err != nil {

@@ -68,6 +68,7 @@ type Net struct {
 // NewNet builds the network. Close removes it; NewNet removes what it built
 // when it fails.
 func NewNet(ctx context.Context) (n *Net, err error) {
+	netlab.KeepFDsFromDaemons()
 	id := fmt.Sprintf("%s%d-%d", Prefix, os.Getpid(), seq.Add(1))
 	dir, err := os.MkdirTemp("", id+"-")
 	if err != nil {

@@ -61,6 +61,7 @@ func (s Spec) script() string {
 // with private propagation, the binds, then the command. The process
 // outlives ctx; Stop ends it.
 func Start(ctx context.Context, s Spec) (*Proc, error) {
+	netlab.KeepFDsFromDaemons()
 	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating log: %w", err)
