@@ -53,7 +53,7 @@ func Diagnose(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef, do 
 			secret = ""
 		}
 	}
-	targets := ProbeTargets(rep)
+	targets := withProviderPaths(ProbeTargets(rep), in.Nodes, po)
 	if len(targets) == 0 {
 		in.Errors = append(in.Errors, "--probe: no node to probe (no failing pod on a node and no eligible pool)")
 		return Analyze(in, opts...), nil
