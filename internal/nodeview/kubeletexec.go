@@ -59,11 +59,16 @@ type ProviderResult struct {
 	// Stderr is the provider's stderr, unredacted: the caller redacts it.
 	Stderr  string
 	Elapsed time.Duration
+	// token is the service-account token sent, for Secrets.
+	token string
 }
 
 // Secrets returns every credential value of the result, for the redactor.
 func (r *ProviderResult) Secrets() []string {
 	var out []string
+	if r.token != "" {
+		out = append(out, r.token)
+	}
 	for _, c := range r.Creds {
 		out = append(out, c.Password)
 	}
@@ -78,6 +83,9 @@ type ExecOptions struct {
 	// Environ is the kubelet's own environment the config's env is appended
 	// to. The default is this process's.
 	Environ []string
+	// ServiceAccount is the pod's service account, for a provider with
+	// tokenAttributes (KEP-4412); nil when the pod has none.
+	ServiceAccount *ServiceAccount
 }
 
 // RunProvider runs provider p for image (a repository without tag or
@@ -124,7 +132,16 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 		}
 		return nil, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
 	}
-	req, _ := json.Marshal(credentialProviderRequest{APIVersion: p.APIVersion, Kind: "CredentialProviderRequest", Image: image})
+	token, annotations, err := providerServiceAccount(p, o.ServiceAccount)
+	if err != nil {
+		if _, ok := verdict.AsError(err); !ok {
+			err = verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "%v", err)
+		}
+		return nil, err
+	}
+	res.token = token
+	req, _ := json.Marshal(credentialProviderRequest{APIVersion: p.APIVersion, Kind: "CredentialProviderRequest", Image: image,
+		ServiceAccountToken: token, ServiceAccountAnnotations: annotations})
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -170,6 +187,9 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	}
 	if resp.Kind != "CredentialProviderResponse" {
 		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "kubelet credential provider %s: response kind %q, want CredentialProviderResponse", p.Name, resp.Kind)
+	}
+	if err := checkEchoedToken(p, token, resp.Auth); err != nil {
+		return res, err
 	}
 	res.CacheKeyType = resp.CacheKeyType
 	if resp.CacheDuration != nil {
