@@ -72,8 +72,13 @@ func NodeProviderPaths(n *corev1.Node) *ProviderPaths {
 }
 
 // kubeletMinor returns the minor version of a kubelet version such as
-// "v1.32.4" or "v1.30.5-eks-1234".
+// "v1.32.4" or "v1.30.5-eks-1234". A kubelet built from source without
+// version stamping reports "v0.0.0-master+$Format:%H$" (the node tier's
+// does): a development build, counted as newer than any release.
 func kubeletMinor(v string) (int, bool) {
+	if strings.HasPrefix(v, "v0.0.0-master") {
+		return 1 << 30, true
+	}
 	v = strings.TrimPrefix(v, "v")
 	major, rest, ok := strings.Cut(v, ".")
 	if !ok || major != "1" {

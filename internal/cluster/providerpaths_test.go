@@ -33,6 +33,8 @@ func TestNodeProviderPaths(t *testing.T) {
 		{"kubeadm: not known", provNode("k", "v1.33.0", "linux", map[string]string{"node-role.kubernetes.io/worker": ""}), nil},
 		{"no version", provNode("a", "", "linux", aks), nil},
 		{"unparseable version", provNode("a", "v1.x", "linux", aks), nil},
+		{"unstamped development build", provNode("a", "v0.0.0-master+$Format:%H$", "linux", aks), &ProviderPaths{"AKS", "/var/lib/kubelet/credential-provider-config.yaml", "/var/lib/kubelet/credential-provider"}},
+		{"v0.0.0 otherwise", provNode("a", "v0.0.0", "linux", aks), nil},
 		{"major 2", provNode("a", "v2.1.0", "linux", aks), nil},
 	}
 	for _, tt := range tests {
