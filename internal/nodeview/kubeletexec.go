@@ -134,9 +134,6 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	}
 	token, annotations, err := providerServiceAccount(p, o.ServiceAccount)
 	if err != nil {
-		if _, ok := verdict.AsError(err); !ok {
-			err = verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "%v", err)
-		}
 		return nil, err
 	}
 	res.token = token

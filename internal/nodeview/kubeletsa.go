@@ -1,7 +1,6 @@
 package nodeview
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -40,8 +39,7 @@ const CacheTypeToken = "Token"
 // tokenAttributes gets neither, and a provider is not run at all when it
 // requires a service account and there is none, or when a required
 // annotation is missing: that is the returned error
-// (auth.provider-no-credentials, since the kubelet then pulls
-// anonymously).
+// (auth.provider-service-account; the kubelet then pulls anonymously).
 func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, map[string]string, error) {
 	ta := p.TokenAttributes
 	if ta == nil {
@@ -49,7 +47,7 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 	}
 	if sa == nil {
 		if ta.RequireServiceAccount != nil && *ta.RequireServiceAccount {
-			return "", nil, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s requires the pod's service account token (tokenAttributes.requireServiceAccount, audience %q): without a service account (--service-account NS/NAME) the kubelet does not run it", p.Name, ta.ServiceAccountTokenAudience)
+			return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s requires the pod's service account token (tokenAttributes.requireServiceAccount, audience %q): without a service account (--service-account NS/NAME) the kubelet does not run it", p.Name, ta.ServiceAccountTokenAudience)
 		}
 		return "", nil, nil
 	}
@@ -57,7 +55,7 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 	for _, k := range ta.RequiredServiceAccountAnnotationKeys {
 		v, ok := sa.Annotations[k]
 		if !ok {
-			return "", nil, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s requires the annotation %s on service account %s, which it lacks: the kubelet does not run the provider for its pods", p.Name, k, sa)
+			return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s requires the annotation %s on service account %s, which it lacks: the kubelet does not run the provider for its pods", p.Name, k, sa)
 		}
 		ann[k] = v
 	}
@@ -67,10 +65,10 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 		}
 	}
 	if sa.Token == "" {
-		return "", nil, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s needs a token of service account %s for audience %q, and none was given", p.Name, sa, ta.ServiceAccountTokenAudience)
+		return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s needs a token of service account %s for audience %q, and none was given", p.Name, sa, ta.ServiceAccountTokenAudience)
 	}
 	if sa.Audience != "" && sa.Audience != ta.ServiceAccountTokenAudience {
-		return "", nil, fmt.Errorf("kubelet credential provider %s wants a token for audience %q, the token of %s is for %q", p.Name, ta.ServiceAccountTokenAudience, sa, sa.Audience)
+		return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s wants a token for audience %q, the token of %s is for %q", p.Name, ta.ServiceAccountTokenAudience, sa, sa.Audience)
 	}
 	if len(ann) == 0 {
 		ann = nil

@@ -91,7 +91,11 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 				return p.kubeletSetupFailed(img, info, fmt.Errorf("not running kubelet credential provider %s unasked: %w", pr.Name, err))
 			}
 		}
-		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout})
+		sa, err := p.serviceAccount(ctx, pr)
+		if err != nil {
+			return p.kubeletSetupFailed(img, info, err)
+		}
+		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout, ServiceAccount: sa})
 		if res != nil {
 			p.providerSecrets = append(p.providerSecrets, res.Secrets()...)
 		}
@@ -178,4 +182,21 @@ func (p *prober) kubeletCause(err error) error {
 	out.Role, out.Endpoint = ve.Role, ve.Endpoint
 	out.Detail = p.kubeletErr.Detail + "; the anonymous pull then failed: " + ve.Error()
 	return &out
+}
+
+// serviceAccount returns the service account (with a token for pr's
+// audience) that pr is run for, nil when pr takes none or none is given.
+// The token joins the secrets the report is scrubbed of.
+func (p *prober) serviceAccount(ctx context.Context, pr nodeview.CredentialProvider) (*nodeview.ServiceAccount, error) {
+	if pr.TokenAttributes == nil || p.o.ServiceAccount == nil {
+		return nil, nil
+	}
+	sa, err := p.o.ServiceAccount(ctx, pr.TokenAttributes.ServiceAccountTokenAudience)
+	if sa != nil && sa.Token != "" {
+		p.providerSecrets = append(p.providerSecrets, sa.Token)
+	}
+	if err != nil {
+		return nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "getting a token of the service account for kubelet credential provider %s (audience %q): %v", pr.Name, pr.TokenAttributes.ServiceAccountTokenAudience, err)
+	}
+	return sa, nil
 }
