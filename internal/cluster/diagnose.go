@@ -53,6 +53,9 @@ func Diagnose(ctx context.Context, cs kubernetes.Interface, ref WorkloadRef, do 
 			secret = ""
 		}
 	}
+	if note := withWorkloadServiceAccount(ctx, ClientsetTokens(cs), &po, in.Template, ref.Namespace, ns); note != "" {
+		in.Errors = append(in.Errors, note)
+	}
 	targets := withProviderPaths(ProbeTargets(rep), in.Nodes, po)
 	if len(targets) == 0 {
 		in.Errors = append(in.Errors, "--probe: no node to probe (no failing pod on a node and no eligible pool)")

@@ -71,6 +71,14 @@ type ProbeOptions struct {
 	// probed node (--probe-credential-provider-config/-bin-dir), for a
 	// distribution whose layout NodeProviderPaths does not know.
 	ProviderConfig, ProviderBinDir string
+	// TokenAudience, when set (--probe-service-account-audience), gives
+	// the probe a token of the workload's service account for this
+	// audience (a projected serviceAccountToken volume), for a provider
+	// with tokenAttributes (KEP-4412). ServiceAccount and
+	// ServiceAccountAnnotations are that account, set by Diagnose.
+	TokenAudience             string
+	ServiceAccount            string
+	ServiceAccountAnnotations map[string]string
 }
 
 func (po *ProbeOptions) defaults() {
@@ -192,6 +200,11 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	}
 	pv, pm := providerMounts(t.Provider)
 	volumes, mounts = append(volumes, pv...), append(mounts, pm...)
+	saName := ""
+	if v, m, saArgs := serviceAccountTokenVolume(po, namespace); v != nil {
+		volumes, mounts, args = append(volumes, *v), append(mounts, *m), append(args, saArgs...)
+		saName = po.ServiceAccount
+	}
 	var addCaps []corev1.Capability
 	if t.Provider != nil {
 		// The probe runs the provider chrooted into HostRoot, so that the
@@ -228,6 +241,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 					RestartPolicy:                corev1.RestartPolicyNever,
 					Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					AutomountServiceAccountToken: &f,
+					ServiceAccountName:           saName,
 					EnableServiceLinks:           &f,
 					ImagePullSecrets:             pullSecrets,
 					Volumes:                      volumes,

@@ -157,3 +157,56 @@ func jwtClaims(t *testing.T, tok string) tokenClaims {
 	}
 	return c
 }
+
+// TestProbeJobServiceAccountToken: with --probe-service-account-audience
+// the Job runs as the workload's service account, gets a projected token
+// for the audience, and hands it and the account's annotations to the
+// probe; the API server accepts the Job.
+func TestProbeJobServiceAccountToken(t *testing.T) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "puller", Namespace: "shop", Annotations: map[string]string{
+		"kubernetes.azure.com/acr-client-id": "cid", "kubectl.kubernetes.io/last-applied-configuration": "{...}"}}}
+	po := ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", RunID: "abcd1234", TokenAudience: "api://AKSIdentityBinding"}
+	if note := withWorkloadServiceAccount(context.Background(), &fakeSA{sa: sa}, &po, &corev1.PodSpec{ServiceAccountName: "puller"}, "shop", "shop"); note != "" {
+		t.Fatal(note)
+	}
+	j := ProbeJob(ProbeTarget{Node: clustertest.NewNode}, clustertest.Image, "shop", po, "")
+	ps := j.Spec.Template.Spec
+	if ps.ServiceAccountName != "puller" || ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Errorf("serviceAccountName %q, automount %v; want puller and no API token", ps.ServiceAccountName, ps.AutomountServiceAccountToken)
+	}
+	var proj *corev1.ServiceAccountTokenProjection
+	for _, v := range ps.Volumes {
+		if v.Projected != nil && len(v.Projected.Sources) == 1 {
+			proj = v.Projected.Sources[0].ServiceAccountToken
+		}
+	}
+	if proj == nil || proj.Audience != "api://AKSIdentityBinding" || proj.Path != "token" {
+		t.Errorf("projected token = %+v, want audience api://AKSIdentityBinding", proj)
+	}
+	args := strings.Join(ps.Containers[0].Args, " ")
+	for _, want := range []string{"--service-account shop/puller", "--service-account-token-file " + saTokenDir + "/token", "--service-account-annotation kubernetes.azure.com/acr-client-id=cid"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if strings.Contains(args, "last-applied") {
+		t.Errorf("args %q pass kubectl's last-applied-configuration", args)
+	}
+	// Another namespace for the Jobs: no token, and a note.
+	po2 := ProbeOptions{Image: po.Image, RunID: "x", TokenAudience: "aud"}
+	if note := withWorkloadServiceAccount(context.Background(), &fakeSA{sa: sa}, &po2, nil, "shop", "pullpath"); note == "" || po2.TokenAudience != "" {
+		t.Errorf("jobs in another namespace: note %q, audience %q; want a note and no token", note, po2.TokenAudience)
+	}
+	if j := ProbeJob(ProbeTarget{Node: "n"}, clustertest.Image, "pullpath", po2, ""); j.Spec.Template.Spec.ServiceAccountName != "" {
+		t.Errorf("serviceAccountName %q without a token, want the namespace default", j.Spec.Template.Spec.ServiceAccountName)
+	}
+
+	srv := clustertest.Start(t)
+	ctx := context.Background()
+	if _, err := srv.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Clientset.BatchV1().Jobs("shop").Create(ctx, j, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the API server refuses the probe Job with a projected token: %v", err)
+	}
+}
