@@ -110,3 +110,84 @@ func TestProbeServiceAccount(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeSeveralProviders: two providers match the image; as in the
+// kubelet both run and their answers form one keyring, so one that fails or
+// answers for another host leaves the other's credentials, and several
+// credentials are named (the kubelet tries them in turn).
+func TestProbeSeveralProviders(t *testing.T) {
+	skipUnlessRoot(t)
+	l := labtest.New(t, lab.Options{})
+	sc := labtest.Scenario(t, l, "healthy-auth")
+	host := sc.Image[:strings.IndexByte(sc.Image, '/')]
+	provider := buildCredProvider(t)
+	second := func(mode, key, pass string) string {
+		return "  - name: lab-provider-2\n    matchImages: [\"" + host + "\"]\n    defaultCacheDuration: 10m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n    args: [" + mode + "]\n" +
+			"    env:\n      - {name: PP_KEY, value: \"" + key + "\"}\n      - {name: PP_USER, value: \"" + sc.Username + "\"}\n      - {name: PP_PASS, value: \"" + pass + "\"}\n"
+	}
+	const canary = "pp-canary-TwoProv1ders-secret"
+	tests := []struct {
+		name  string
+		first kubeletNode
+		extra string
+		want  []string // warnings in the JSON report
+	}{
+		{"the first fails, the second's credentials pull", kubeletNode{mode: "fail", key: host, pass: canary}, second("good", host, sc.Password),
+			[]string{"auth.provider-failed"}},
+		{"the first answers for another host", kubeletNode{mode: "good", key: "other.lab.test", pass: canary}, second("good", host, sc.Password),
+			[]string{"auth.provider-no-credentials"}},
+		{"both answer: the first's credential, the second's named", kubeletNode{mode: "good", key: host, pass: sc.Password}, second("good", host, canary),
+			[]string{"auth.provider-several-credentials"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := tt.first
+			n.provider, n.user, n.matchImages, n.extra = provider, sc.Username, []string{host}, tt.extra
+			root := n.root(t, sc.Root)
+			bin, err := os.ReadFile(provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "var/lib/kubelet/credential-provider/lab-provider-2"), bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := probeArgs(l, sc, "--root", root, "-o", "json", "--as-kubelet")
+			code, out, stderr := runCLI(t, "", args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, want %d (the kubelet pulls with the working provider's credentials)\n%s%s", code, ExitOK, out, stderr)
+			}
+			var rep struct {
+				Identity string `json:"identity"`
+				Warnings []struct {
+					Code, Message string
+				} `json:"warnings"`
+				CredentialProvider struct {
+					Matched []string `json:"matched"`
+				} `json:"credential_provider"`
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.CredentialProvider.Matched) != 2 {
+				t.Errorf("matched = %v, want both providers", rep.CredentialProvider.Matched)
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, got := range rep.Warnings {
+					found = found || got.Code == w
+				}
+				if !found {
+					t.Errorf("warnings %+v lack %s", rep.Warnings, w)
+				}
+			}
+			if tt.want[0] == "auth.provider-several-credentials" && !strings.Contains(out, "lab-provider-2 under "+host) {
+				t.Errorf("the second provider's credential is not named:\n%s", out)
+			}
+			for _, f := range append(canaryForms(sc.Username, canary), canaryForms(sc.Username, sc.Password)...) {
+				if strings.Contains(out, f) || strings.Contains(stderr, f) {
+					t.Errorf("the output shows a provider credential as %q", f)
+				}
+			}
+		})
+	}
+}

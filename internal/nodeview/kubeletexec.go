@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -59,11 +61,14 @@ type ProviderResult struct {
 	// Stderr is the provider's stderr, unredacted: the caller redacts it.
 	Stderr  string
 	Elapsed time.Duration
-	// token is the service-account token sent, for Secrets.
+	// token is the service-account token sent, for Secrets; auth the
+	// answer's auth map, for MergeResults.
 	token string
+	auth  map[string]AuthConfig
 }
 
-// Secrets returns every credential value of the result, for the redactor.
+// Secrets returns every credential value of the result (those under keys
+// that do not match the image too), for the redactor.
 func (r *ProviderResult) Secrets() []string {
 	var out []string
 	if r.token != "" {
@@ -71,6 +76,16 @@ func (r *ProviderResult) Secrets() []string {
 	}
 	for _, c := range r.Creds {
 		out = append(out, c.Password)
+	}
+	keys := make([]string, 0, len(r.auth))
+	for k := range r.auth {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p := r.auth[k].Password; p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -195,6 +210,7 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	for k := range resp.Auth {
 		res.AllKeys = append(res.AllKeys, k)
 	}
+	res.auth = resp.Auth
 	res.Keys, res.Creds = LookupAuth(resp.Auth, image)
 	if len(res.Creds) == 0 {
 		return res, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v)", p.Name, image, res.AllKeys)
