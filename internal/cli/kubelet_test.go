@@ -34,6 +34,7 @@ type kubeletNode struct {
 	noBinary    bool     // leave the provider out of the bin dir
 	noConfig    bool     // the kubelet's flag names a file that is not there
 	binMode     os.FileMode
+	extra       string // appended to the provider's entry (e.g. tokenAttributes)
 }
 
 // root copies the scenario's node root and adds a kubelet unit whose flags
@@ -45,7 +46,7 @@ func (n kubeletNode) root(t *testing.T, base string) string {
 	if err := os.CopyFS(root, os.DirFS(base)); err != nil {
 		t.Fatalf("copying the node root: %v", err)
 	}
-	cfg := credtest.Config(credtest.Provider{MatchImages: n.matchImages, Mode: n.mode, Key: n.key, User: n.user, Pass: n.pass})
+	cfg := credtest.Config(credtest.Provider{MatchImages: n.matchImages, Mode: n.mode, Key: n.key, User: n.user, Pass: n.pass}) + n.extra
 	files := map[string]string{
 		"etc/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/etc/default/kubelet\nExecStart=/usr/local/bin/kubelet --v=2 $KUBELET_FLAGS\n",
 		"etc/default/kubelet":                "KUBELET_FLAGS=--image-credential-provider-bin-dir=/var/lib/kubelet/credential-provider --image-credential-provider-config=/var/lib/kubelet/credential-provider-config.yaml\n",

@@ -28,6 +28,7 @@ type probeOptions struct {
 	runtimePull   bool
 	criSocket     string
 	asKubelet     bool
+	sa            saFlags
 }
 
 // NewCmdProbe builds `pullpath probe IMAGE`.
@@ -82,6 +83,7 @@ nothing about the pull.
 	f.BoolVar(&o.asKubelet, "as-kubelet", false, "pull with the credentials the kubelet's credential providers give (its --image-credential-provider-config, read under --root), run as the kubelet runs them (default: on when that config exists and no other credentials are given)")
 	f.DurationVar(&o.opts.ProviderTimeout, "credential-provider-timeout", 0, "deadline of one credential provider run (default: the kubelet's, 1m)")
 	_ = f.MarkHidden("credential-provider-timeout")
+	o.sa.add(f)
 	registerProbeCompletions(cmd)
 	return cmd
 }
@@ -93,6 +95,11 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	saFunc, err := o.sa.resolver()
+	if err != nil {
+		return err
+	}
+	o.opts.ServiceAccount = saFunc
 	if o.passwordStdin {
 		if o.username == "" {
 			return usageErrorf("--password-stdin needs --username")

@@ -66,6 +66,19 @@ type ProbeOptions struct {
 	Keep bool
 	// RunID labels the objects of this run; "" means a random one.
 	RunID string
+	// ProviderConfig and ProviderBinDir are the node paths of the
+	// kubelet's --image-credential-provider-config and -bin-dir for every
+	// probed node (--probe-credential-provider-config/-bin-dir), for a
+	// distribution whose layout NodeProviderPaths does not know.
+	ProviderConfig, ProviderBinDir string
+	// TokenAudience, when set (--probe-service-account-audience), gives
+	// the probe a token of the workload's service account for this
+	// audience (a projected serviceAccountToken volume), for a provider
+	// with tokenAttributes (KEP-4412). ServiceAccount and
+	// ServiceAccountAnnotations are that account, set by Diagnose.
+	TokenAudience             string
+	ServiceAccount            string
+	ServiceAccountAnnotations map[string]string
 }
 
 func (po *ProbeOptions) defaults() {
@@ -92,6 +105,10 @@ type ProbeTarget struct {
 	Why  string // "landed" or "newest of pool"
 	// Platform is os/arch of the node, passed as --platform.
 	Platform string
+	// Provider is where the node's kubelet keeps its credential provider
+	// setup; the Job mounts it read-only so the probe can run the
+	// provider (nil: not known, the probe sees only host /etc and /run).
+	Provider *ProviderPaths
 }
 
 // ProbeTargets picks the nodes to probe from a report: the node the failing
@@ -181,6 +198,19 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 		{Name: "host-run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/run", Type: &hostPathDir}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}},
 	}
+	pv, pm := providerMounts(t.Provider)
+	volumes, mounts = append(volumes, pv...), append(mounts, pm...)
+	saName := ""
+	if v, m, saArgs := serviceAccountTokenVolume(po, namespace); v != nil {
+		volumes, mounts, args = append(volumes, *v), append(mounts, *m), append(args, saArgs...)
+		saName = po.ServiceAccount
+	}
+	var addCaps []corev1.Capability
+	if t.Provider != nil {
+		// The probe runs the provider chrooted into HostRoot, so that the
+		// node paths in its args and env resolve as for the kubelet.
+		addCaps = []corev1.Capability{"SYS_CHROOT"}
+	}
 	var pullSecrets []corev1.LocalObjectReference
 	if pullSecret != "" {
 		args = append(args, "--docker-config", pullSecretDir+"/config.json")
@@ -211,6 +241,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 					RestartPolicy:                corev1.RestartPolicyNever,
 					Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					AutomountServiceAccountToken: &f,
+					ServiceAccountName:           saName,
 					EnableServiceLinks:           &f,
 					ImagePullSecrets:             pullSecrets,
 					Volumes:                      volumes,
@@ -233,7 +264,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 							// but cannot override permissions or change
 							// anything; /etc is read-only anyway.
 							RunAsUser:                &root,
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: addCaps},
 							ReadOnlyRootFilesystem:   &tr,
 							AllowPrivilegeEscalation: &f,
 						},

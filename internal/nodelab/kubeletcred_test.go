@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
@@ -28,20 +29,25 @@ type credNode struct {
 }
 
 // credSpec configures the kubelet of s with a CredentialProviderConfig for
-// the provider binary: the files live in the node's root, the kubelet gets
-// their paths there, and the node root's kubelet unit names them by their
-// node paths, so the kubelet and `probe --root` read the same files.
-func credSpec(s nodelab.NodeSpec, root, provider, registry, user, mode, pass string) nodelab.NodeSpec {
+// the provider binary, laid out as on AKS: the config and the provider in
+// /var/lib/kubelet (outside the host /etc and /run every probe Job mounts),
+// their flags in /etc/default/kubelet's KUBELET_FLAGS. The files live in the
+// node's root; its /var/lib and /etc/default are bound over the machine's
+// in the node's mount namespace only, so the kubelet, a probe Job's hostPath
+// volumes and `probe --root` all read the same files by their node paths.
+func credSpec(s nodelab.NodeSpec, provider, registry, user, mode, pass string) nodelab.NodeSpec {
 	bin, _ := os.ReadFile(provider)
 	cfg := credtest.Config(credtest.Provider{MatchImages: []string{registry}, Mode: mode, Key: registry, User: user, Pass: pass})
-	const cfgPath, binDir = "/etc/kubernetes/credential-provider.yaml", "/etc/kubernetes/credential-provider"
+	const cfgPath, binDir = "/var/lib/kubelet/credential-provider-config.yaml", "/var/lib/kubelet/credential-provider"
+	flags := []string{"--image-credential-provider-config=" + cfgPath, "--image-credential-provider-bin-dir=" + binDir}
 	s.RootFiles = map[string][]byte{
-		cfgPath[1:]:                          []byte(cfg),
-		binDir[1:] + "/lab-provider":         bin,
-		"etc/systemd/system/kubelet.service": []byte("[Service]\nExecStart=/usr/bin/kubelet --image-credential-provider-config=" + cfgPath + " --image-credential-provider-bin-dir=" + binDir + "\n"),
+		cfgPath[1:]:                  []byte(cfg),
+		binDir[1:] + "/lab-provider": bin,
+		"etc/default/kubelet":        []byte("KUBELET_FLAGS=" + strings.Join(flags, " ") + "\n"),
 	}
 	s.RootExec = []string{binDir[1:] + "/lab-provider"}
-	s.KubeletArgs = []string{"--image-credential-provider-config=" + filepath.Join(root, cfgPath), "--image-credential-provider-bin-dir=" + filepath.Join(root, binDir)}
+	s.RootBinds = []string{"var/lib", "etc/default"}
+	s.KubeletArgs = flags
 	return s
 }
 
@@ -77,8 +83,7 @@ func TestKubeletCredentialProvider(t *testing.T) {
 		{nodelab.NodeSpec{Name: names[2], Pool: "credslow", NodeImageVersion: imageV1, Mode: "User", Index: 3}, "sleep", w.lab.Password},
 	}
 	for _, n := range nodes {
-		root := filepath.Join(w.net.Dir, "node-"+n.spec.Name, "root")
-		w.addNode(ctx, credSpec(n.spec, root, provider, w.lab.Registry, w.lab.Username, n.mode, n.pass))
+		w.addNode(ctx, credSpec(n.spec, provider, w.lab.Registry, w.lab.Username, n.mode, n.pass))
 	}
 	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -135,12 +140,9 @@ func TestKubeletCredentialProvider(t *testing.T) {
 		})
 		return ev, time.Since(created[pool])
 	}
-	type want struct {
-		kubeletReason string // Pulled or Failed
-		probeCause    string // the probe's verdict cause ("ok" when it works)
-		layer         string // what both say
-	}
-	wants := []want{{"Pulled", "ok", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
+	// kubeletReason is Pulled or Failed, probeCause the probe's verdict
+	// cause ("ok" when it works), layer what both say.
+	wants := []struct{ kubeletReason, probeCause, layer string }{{"Pulled", "ok", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
 	events := make([]corev1.Event, len(nodes))
 	for i, n := range nodes {
 		ev, took := outcome(n.spec.Pool)
@@ -190,6 +192,12 @@ func TestKubeletCredentialProvider(t *testing.T) {
 			}
 		}
 	}
+	// diagnose --probe: its probe Jobs mount only the provider's config
+	// file and bin dir (AKS's paths, known from the nodes' labels) and run
+	// the provider chrooted into the host root; on every pool they must
+	// agree with the probe run on the node above and with the kubelet.
+	w.diagnoseAsKubelet(ctx, "pod/app-credbad", nodes, wants, []string{canary, w.lab.Password})
+
 	// The kubelet ran the sleeping provider until its one-minute deadline,
 	// then pulled anonymously: explain reads an anonymous 401.
 	if ev := events[2]; ev.Reason == "Failed" {
@@ -198,6 +206,62 @@ func TestKubeletCredentialProvider(t *testing.T) {
 		}
 		if took := ev.FirstTimestamp.Sub(created["credslow"]); took < 55*time.Second {
 			t.Errorf("pool credslow: the kubelet failed %v after the pod was created, want about a minute (its provider deadline)", took)
+		}
+	}
+}
+
+// diagnoseAsKubelet runs `pullpath diagnose REF --probe` and checks that the
+// probe Job on each credNode reached the cause and layer of wants (and so
+// the kubelet's verdict), with the kubelet credential provider run in the
+// Job, that the pools' identities name it, and that no secret is printed.
+func (w *world) diagnoseAsKubelet(ctx context.Context, ref string, nodes []credNode, wants []struct {
+	kubeletReason, probeCause, layer string
+}, secrets []string) {
+	t := w.t
+	start := time.Now()
+	out, stderr, code := w.runPullpath(ctx, "diagnose", ref, "-n", namespace, "--probe", "--probe-image", probeImage, "--probe-deadline", "100s", "-o", "json")
+	t.Logf("diagnose %s --probe: exit %d after %v\n%s", ref, code, time.Since(start).Round(time.Millisecond), stderr)
+	for _, secret := range secrets {
+		if strings.Contains(out, secret) || strings.Contains(stderr, secret) {
+			t.Errorf("diagnose --probe printed a provider credential")
+		}
+	}
+	var rep cluster.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("diagnose -o json: %v\n%s", err, out)
+	}
+	byNode := map[string]*cluster.Node{}
+	for i := range rep.Nodes {
+		byNode[rep.Nodes[i].Name] = &rep.Nodes[i]
+	}
+	identity := map[string]string{}
+	for _, p := range rep.Pools {
+		identity[p.Name] = p.Identity
+	}
+	for i, n := range nodes {
+		nd := byNode[n.spec.Name]
+		if nd == nil || nd.Probe == nil {
+			t.Errorf("pool %s: no probe ran on %s", n.spec.Pool, n.spec.Name)
+			continue
+		}
+		pr, wt := nd.Probe, wants[i]
+		t.Logf("pool %s: the probe Job: %s %s/%s (%s); pool identity %q", n.spec.Pool, pr.Status, pr.Verdict.Layer, pr.Verdict.Cause, pr.Error, identity[n.spec.Pool])
+		if pr.Status != cluster.ProbeDone || pr.Report == nil {
+			t.Errorf("pool %s: probe Job status %s (%s), want done", n.spec.Pool, pr.Status, pr.Error)
+			continue
+		}
+		cause := pr.Verdict.Cause
+		if cause == "" && pr.Verdict.OK {
+			cause = "ok"
+		}
+		if cause != wt.probeCause || string(pr.Verdict.Layer) != wt.layer {
+			t.Errorf("pool %s: the probe Job says %s/%s, want %s/%s (as the kubelet and the probe on the node)", n.spec.Pool, pr.Verdict.Layer, pr.Verdict.Cause, wt.layer, wt.probeCause)
+		}
+		if cp := pr.Report.CredentialProvider; cp == nil || cp.Provider != "lab-provider" {
+			t.Errorf("pool %s: the probe Job did not run the node's provider: credential_provider = %+v", n.spec.Pool, cp)
+		}
+		if !strings.Contains(identity[n.spec.Pool], "lab-provider") {
+			t.Errorf("pool %s: identity %q does not name the kubelet credential provider lab-provider", n.spec.Pool, identity[n.spec.Pool])
 		}
 	}
 }

@@ -34,6 +34,12 @@ type NodeSpec struct {
 	RootFiles   map[string][]byte
 	RootExec    []string
 	KubeletArgs []string
+	// RootBinds are directories of the node's root (paths under Root)
+	// bind-mounted over the same path in the node's private mount
+	// namespace (containerd's and the kubelet's view, and so what a
+	// hostPath volume of a pod on the node sees); the target must exist on
+	// this machine, and nothing of the machine changes.
+	RootBinds []string
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -149,6 +155,9 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 		{filepath.Join(etc, "hosts"), "/etc/hosts"},
 		{filepath.Join(etc, "ssl/certs/ca-certificates.crt"), "/etc/ssl/certs/ca-certificates.crt"},
 		{filepath.Join(etc, "containerd"), "/etc/containerd"},
+	}
+	for _, p := range s.RootBinds {
+		binds = append(binds, Bind{filepath.Join(nd.Root, p), "/" + p})
 	}
 	keys := make([]string, 0, len(kernelTunables))
 	for k := range kernelTunables {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -59,13 +61,31 @@ type ProviderResult struct {
 	// Stderr is the provider's stderr, unredacted: the caller redacts it.
 	Stderr  string
 	Elapsed time.Duration
+	// token is the service-account token sent, for Secrets; auth the
+	// answer's auth map, for MergeResults.
+	token string
+	auth  map[string]AuthConfig
 }
 
-// Secrets returns every credential value of the result, for the redactor.
+// Secrets returns every credential value of the result (those under keys
+// that do not match the image too), for the redactor.
 func (r *ProviderResult) Secrets() []string {
 	var out []string
+	if r.token != "" {
+		out = append(out, r.token)
+	}
 	for _, c := range r.Creds {
 		out = append(out, c.Password)
+	}
+	keys := make([]string, 0, len(r.auth))
+	for k := range r.auth {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p := r.auth[k].Password; p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -78,6 +98,9 @@ type ExecOptions struct {
 	// Environ is the kubelet's own environment the config's env is appended
 	// to. The default is this process's.
 	Environ []string
+	// ServiceAccount is the pod's service account, for a provider with
+	// tokenAttributes (KEP-4412); nil when the pod has none.
+	ServiceAccount *ServiceAccount
 }
 
 // RunProvider runs provider p for image (a repository without tag or
@@ -124,7 +147,13 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 		}
 		return nil, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
 	}
-	req, _ := json.Marshal(credentialProviderRequest{APIVersion: p.APIVersion, Kind: "CredentialProviderRequest", Image: image})
+	token, annotations, err := providerServiceAccount(p, o.ServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	res.token = token
+	req, _ := json.Marshal(credentialProviderRequest{APIVersion: p.APIVersion, Kind: "CredentialProviderRequest", Image: image,
+		ServiceAccountToken: token, ServiceAccountAnnotations: annotations})
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -171,6 +200,9 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	if resp.Kind != "CredentialProviderResponse" {
 		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "kubelet credential provider %s: response kind %q, want CredentialProviderResponse", p.Name, resp.Kind)
 	}
+	if err := checkEchoedToken(p, token, resp.Auth); err != nil {
+		return res, err
+	}
 	res.CacheKeyType = resp.CacheKeyType
 	if resp.CacheDuration != nil {
 		res.CacheDuration = resp.CacheDuration.Duration
@@ -178,6 +210,7 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	for k := range resp.Auth {
 		res.AllKeys = append(res.AllKeys, k)
 	}
+	res.auth = resp.Auth
 	res.Keys, res.Creds = LookupAuth(resp.Auth, image)
 	if len(res.Creds) == 0 {
 		return res, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v)", p.Name, image, res.AllKeys)

@@ -88,44 +88,96 @@ type AuthConfig struct {
 // more specific path first), and when nothing matches an image of Docker
 // Hub takes the index.docker.io entry.
 func LookupAuth(auth map[string]AuthConfig, image string) (keys []string, creds []AuthConfig) {
-	byKey := map[string][]AuthConfig{}
+	keys, creds, _ = lookupMerged([]map[string]AuthConfig{auth}, image)
+	return keys, creds
+}
+
+// lookupMerged is the kubelet's keyring over several providers' answers
+// (credentialprovider providersDockerKeyring.Lookup, and the plugin
+// package's externalCredentialProviderKeyring): every answer is added, in
+// provider order, to one BasicDockerKeyring, and Lookup returns the
+// entries of every matching key, keys in reverse lexical order and, under
+// one key, the earlier provider's entry first. from is the index of the
+// answer each entry came from.
+func lookupMerged(auths []map[string]AuthConfig, image string) (keys []string, creds []AuthConfig, from []int) {
+	type entry struct {
+		a   AuthConfig
+		src int
+	}
+	byKey := map[string][]entry{}
 	var index []string
-	for loc, a := range auth {
-		v := loc
-		if !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
-			v = "https://" + v
+	for src, auth := range auths {
+		locs := make([]string, 0, len(auth))
+		for loc := range auth {
+			locs = append(locs, loc)
 		}
-		u, err := url.Parse(v)
-		if err != nil {
-			continue
+		sort.Strings(locs) // a map has no order; the kubelet's is random here
+		for _, loc := range locs {
+			v := loc
+			if !strings.HasPrefix(v, "https://") && !strings.HasPrefix(v, "http://") {
+				v = "https://" + v
+			}
+			u, err := url.Parse(v)
+			if err != nil {
+				continue
+			}
+			p := u.Path
+			if strings.HasPrefix(p, "/v2/") || strings.HasPrefix(p, "/v1/") {
+				p = p[3:]
+			}
+			key := u.Host
+			if p != "" && p != "/" {
+				key += p
+			}
+			if _, ok := byKey[key]; !ok {
+				index = append(index, key)
+			}
+			byKey[key] = append(byKey[key], entry{auth[loc], src})
 		}
-		p := u.Path
-		if strings.HasPrefix(p, "/v2/") || strings.HasPrefix(p, "/v1/") {
-			p = p[3:]
-		}
-		key := u.Host
-		if p != "" && p != "/" {
-			key += p
-		}
-		if _, ok := byKey[key]; !ok {
-			index = append(index, key)
-		}
-		byKey[key] = append(byKey[key], a)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(index)))
+	add := func(k string) {
+		for _, e := range byKey[k] {
+			keys, creds, from = append(keys, k), append(creds, e.a), append(from, e.src)
+		}
+	}
 	for _, k := range index {
 		if MatchImage(k, image) {
-			for _, a := range byKey[k] {
-				keys, creds = append(keys, k), append(creds, a)
-			}
+			add(k)
 		}
 	}
 	if len(creds) == 0 && isDefaultRegistry(image) {
-		for _, a := range byKey["index.docker.io"] {
-			keys, creds = append(keys, "index.docker.io"), append(creds, a)
-		}
+		add("index.docker.io")
 	}
-	return keys, creds
+	return keys, creds, from
+}
+
+// MergedCredential is one credential the kubelet would try for an image,
+// from the answers of every matching provider.
+type MergedCredential struct {
+	Provider string
+	Key      string
+	Cred     AuthConfig
+}
+
+// MergeResults returns the credentials the kubelet tries for image, in its
+// order, from the results of the providers it ran (nil results, those that
+// failed, give nothing, as in the kubelet).
+func MergeResults(results []*ProviderResult, image string) []MergedCredential {
+	var auths []map[string]AuthConfig
+	var names []string
+	for _, r := range results {
+		if r == nil || r.auth == nil {
+			continue
+		}
+		auths, names = append(auths, r.auth), append(names, r.Provider)
+	}
+	keys, creds, from := lookupMerged(auths, image)
+	out := make([]MergedCredential, len(creds))
+	for i := range creds {
+		out[i] = MergedCredential{Provider: names[from[i]], Key: keys[i], Cred: creds[i]}
+	}
+	return out
 }
 
 // isDefaultRegistry is the kubelet's isDefaultRegistryMatch.

@@ -1,6 +1,7 @@
 package nodeview
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,5 +128,45 @@ func TestLookupAuth(t *testing.T) {
 				t.Errorf("%d keys for %d credentials", len(keys), len(creds))
 			}
 		})
+	}
+}
+
+// TestMergeResults: several matching providers' answers are one keyring,
+// as in the kubelet: keys in reverse lexical order (the more specific path
+// first), and under the same key the earlier provider's entry first. The
+// kubelet tries them all in this order.
+func TestMergeResults(t *testing.T) {
+	a := &ProviderResult{Provider: "acr-credential-provider", auth: map[string]AuthConfig{
+		"myreg.azurecr.io":         {Username: "a", Password: "pa"},
+		"https://other.azurecr.io": {Username: "a2", Password: "pa2"},
+	}}
+	b := &ProviderResult{Provider: "lab-provider", auth: map[string]AuthConfig{
+		"myreg.azurecr.io":          {Username: "b", Password: "pb"},
+		"myreg.azurecr.io/team":     {Username: "b-team", Password: "pbt"},
+		"myreg.azurecr.io/v2/":      {Username: "b-v2", Password: "pbv"},
+		"myreg.azurecr.io/teamless": {Username: "b-x", Password: "pbx"},
+	}}
+	got := MergeResults([]*ProviderResult{a, nil, b}, "myreg.azurecr.io/team/app")
+	var order []string
+	for _, c := range got {
+		order = append(order, c.Provider+":"+c.Key+":"+c.Cred.Username)
+	}
+	want := []string{
+		"lab-provider:myreg.azurecr.io/team:b-team",
+		"acr-credential-provider:myreg.azurecr.io:a",
+		"lab-provider:myreg.azurecr.io:b",
+		"lab-provider:myreg.azurecr.io:b-v2",
+	}
+	if !slices.Equal(order, want) {
+		t.Errorf("MergeResults order\n got %q\nwant %q", order, want)
+	}
+	if got := MergeResults([]*ProviderResult{b, a}, "myreg.azurecr.io/app"); len(got) != 3 || got[0].Provider != "lab-provider" {
+		t.Errorf("provider order decides under one key: %+v", got)
+	}
+	if got := MergeResults([]*ProviderResult{a}, "third.azurecr.io/app"); len(got) != 0 {
+		t.Errorf("no key matches: %+v", got)
+	}
+	if s := b.Secrets(); len(s) != 4 {
+		t.Errorf("Secrets() = %d values, want every password of the answer (4)", len(s))
 	}
 }

@@ -78,10 +78,15 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 		info.Error = "no provider matches the image"
 		return &registry.Credentials{}, nil
 	}
-	// The kubelet runs every matching provider; the first one's answer for
-	// a key wins. The probe uses the first provider that gives credentials
-	// for the image, and reports the first failure otherwise.
+	// The kubelet runs every matching provider and adds their answers, in
+	// order, to one keyring; it then tries the credentials it holds for the
+	// image one after the other (nodeview.MergeResults). The probe runs them
+	// all the same way and pulls with the first credential; it reports the
+	// first failure when none gives any.
 	var firstErr error
+	var okResults []*nodeview.ProviderResult
+	byName := map[string]nodeview.CredentialProvider{}
+	var failed []error
 	for _, pr := range matched {
 		if p.o.AsKubelet == nil {
 			// Unasked, run only what root installed (a copied node root or a
@@ -91,11 +96,16 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 				return p.kubeletSetupFailed(img, info, fmt.Errorf("not running kubelet credential provider %s unasked: %w", pr.Name, err))
 			}
 		}
-		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout})
+		sa, err := p.serviceAccount(ctx, pr)
+		if err != nil {
+			return p.kubeletSetupFailed(img, info, err)
+		}
+		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout, ServiceAccount: sa})
 		if res != nil {
 			p.providerSecrets = append(p.providerSecrets, res.Secrets()...)
 		}
 		if err != nil {
+			failed = append(failed, err)
 			if firstErr == nil {
 				firstErr = err
 				info.Provider, info.APIVersion, info.Error = pr.Name, pr.APIVersion, err.Error()
@@ -106,14 +116,40 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 			}
 			continue
 		}
+		okResults = append(okResults, res)
+		byName[pr.Name] = pr
+	}
+	if merged := nodeview.MergeResults(okResults, image); len(merged) > 0 {
+		first := merged[0]
+		pr := byName[first.Provider]
+		var res *nodeview.ProviderResult
+		for _, r := range okResults {
+			if r.Provider == first.Provider {
+				res = r
+			}
+		}
 		*info = CredentialProvider{Config: info.Config, BinDir: info.BinDir, Sources: info.Sources, Image: image, Matched: info.Matched,
 			Provider: pr.Name, APIVersion: pr.APIVersion, CacheKeyType: res.CacheKeyType, CacheMillis: res.CacheDuration.Milliseconds(),
-			AuthKeys: res.AllKeys, MatchedKey: res.Keys[0], Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
+			AuthKeys: res.AllKeys, MatchedKey: first.Key, Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
 		if pr.TokenAttributes != nil {
 			info.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
 		}
-		c := res.Creds[0]
-		return &registry.Credentials{Username: c.Username, Password: c.Password, Source: "kubelet credential provider " + pr.Name}, nil
+		for _, f := range failed {
+			code, msg := "auth.provider-failed", f.Error()
+			if ve, ok := verdict.AsError(f); ok {
+				code, msg = ve.Cause, ve.Detail
+			}
+			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: code, Message: msg + ": the kubelet uses the other providers' credentials"})
+		}
+		if len(merged) > 1 {
+			var alt []string
+			for _, m := range merged[1:] {
+				alt = append(alt, m.Provider+" under "+m.Key)
+			}
+			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
+				Message: fmt.Sprintf("the kubelet holds %d credentials for %s and tries them in turn until one pulls; the probe used the first (%s under %s), not %s", len(merged), image, first.Provider, first.Key, strings.Join(alt, ", "))})
+		}
+		return &registry.Credentials{Username: first.Cred.Username, Password: first.Cred.Password, Source: "kubelet credential provider " + pr.Name}, nil
 	}
 	ve, _ := verdict.AsError(firstErr)
 	if info.Stderr != "" {
@@ -178,4 +214,21 @@ func (p *prober) kubeletCause(err error) error {
 	out.Role, out.Endpoint = ve.Role, ve.Endpoint
 	out.Detail = p.kubeletErr.Detail + "; the anonymous pull then failed: " + ve.Error()
 	return &out
+}
+
+// serviceAccount returns the service account (with a token for pr's
+// audience) that pr is run for, nil when pr takes none or none is given.
+// The token joins the secrets the report is scrubbed of.
+func (p *prober) serviceAccount(ctx context.Context, pr nodeview.CredentialProvider) (*nodeview.ServiceAccount, error) {
+	if pr.TokenAttributes == nil || p.o.ServiceAccount == nil {
+		return nil, nil
+	}
+	sa, err := p.o.ServiceAccount(ctx, pr.TokenAttributes.ServiceAccountTokenAudience)
+	if sa != nil && sa.Token != "" {
+		p.providerSecrets = append(p.providerSecrets, sa.Token)
+	}
+	if err != nil {
+		return nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "getting a token of the service account for kubelet credential provider %s (audience %q): %v", pr.Name, pr.TokenAttributes.ServiceAccountTokenAudience, err)
+	}
+	return sa, nil
 }

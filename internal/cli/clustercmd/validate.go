@@ -1,7 +1,9 @@
 package clustercmd
 
 import (
+	"path"
 	"strconv"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/cli"
 )
@@ -16,6 +18,14 @@ func (o *diagnoseOptions) validate() error {
 	}
 	if err := cli.CheckOptionalDuration("probe-wait", o.wait); err != nil {
 		return err
+	}
+	if (o.providerConfig == "") != (o.providerBinDir == "") {
+		return cli.UsageErrorf("--probe-credential-provider-config and --probe-credential-provider-bin-dir go together")
+	}
+	for name, v := range map[string]string{"probe-credential-provider-config": o.providerConfig, "probe-credential-provider-bin-dir": o.providerBinDir} {
+		if v != "" && (!strings.HasPrefix(v, "/") || path.Clean(v) == "/") {
+			return cli.InvalidFlag(name, v, "an absolute node path other than /")
+		}
 	}
 	if o.maxImages < -1 {
 		return cli.InvalidFlag("max-listed-images", strconv.Itoa(o.maxImages), "-1 (no cap), 0 or more, as the kubelet's nodeStatusMaxImages")

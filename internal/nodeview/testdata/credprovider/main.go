@@ -5,7 +5,9 @@
 // Its first argument is the mode: good (answer with PP_KEY -> PP_USER /
 // PP_PASS, or the content of the file PP_PASS_FILE names), fail (exit 1
 // after writing a message with a token to stderr), sleep (never answer),
-// version (answer in another apiVersion). With
+// version (answer in another apiVersion), echo (answer with the request's
+// serviceAccountToken as the password, as a registry that takes Kubernetes
+// tokens would). With
 // PP_REQUEST_LOG set it appends the request and its arguments to that file.
 package main
 
@@ -32,6 +34,7 @@ func main() {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Image      string `json:"image"`
+		Token      string `json:"serviceAccountToken"`
 	}
 	if err := json.Unmarshal(in, &req); err != nil || req.Kind != "CredentialProviderRequest" {
 		fmt.Fprintf(os.Stderr, "not a CredentialProviderRequest: %v\n", err)
@@ -54,6 +57,9 @@ func main() {
 		req.APIVersion = "credentialprovider.kubelet.k8s.io/v1alpha1"
 	}
 	pass := os.Getenv("PP_PASS")
+	if mode == "echo" {
+		pass = req.Token
+	}
 	if f := os.Getenv("PP_PASS_FILE"); f != "" {
 		// A node path, as AKS's provider reads /etc/kubernetes/azure.json.
 		b, err := os.ReadFile(f)
