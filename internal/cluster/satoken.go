@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/pullpath/pullpath/internal/cluster/kube"
 	"github.com/pullpath/pullpath/internal/nodeview"
 )
 
@@ -31,9 +31,9 @@ type ServiceAccountClient interface {
 }
 
 // ClientsetTokens adapts a clientset to ServiceAccountClient.
-func ClientsetTokens(cs kubernetes.Interface) ServiceAccountClient { return clientsetTokens{cs} }
+func ClientsetTokens(cs kube.Interface) ServiceAccountClient { return clientsetTokens{cs} }
 
-type clientsetTokens struct{ cs kubernetes.Interface }
+type clientsetTokens struct{ cs kube.Interface }
 
 func (c clientsetTokens) CreateToken(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return c.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})

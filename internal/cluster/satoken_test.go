@@ -108,7 +108,7 @@ func TestServiceAccountTokenAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bound := range []*BoundPod{nil, {Name: pod.Name, UID: pod.UID}} {
-		got, err := ServiceAccountToken(ctx, ClientsetTokens(cs), "satoken", "puller", "api://AKSIdentityBinding", bound)
+		got, err := ServiceAccountToken(ctx, ClientsetTokens(clustertest.FromClientset(cs)), "satoken", "puller", "api://AKSIdentityBinding", bound)
 		if err != nil {
 			t.Fatalf("ServiceAccountToken (pod %v): %v", bound, err)
 		}
@@ -125,7 +125,7 @@ func TestServiceAccountTokenAPIServer(t *testing.T) {
 	}
 	// The UID precondition the kubelet sends (v1.34) is enforced only by
 	// newer API servers than the tier's v1.32.4, so it is not asserted here.
-	if _, err := ServiceAccountToken(ctx, ClientsetTokens(cs), "satoken", "nobody", "aud", nil); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := ServiceAccountToken(ctx, ClientsetTokens(clustertest.FromClientset(cs)), "satoken", "nobody", "aud", nil); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing service account: err = %v, want not found", err)
 	}
 }
