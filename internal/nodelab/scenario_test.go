@@ -119,12 +119,7 @@ func TestRealNodes(t *testing.T) {
 	})
 	t.Logf("status.images listed the image after %v", time.Since(phase).Round(time.Millisecond))
 
-	w.diagnoseText(ctx, "first diagnosis", textWant{
-		verdict: []string{"✘ route", "(route.unreachable)", "registry.lab.test", "owner network"},
-		landed:  []string{poolB0.Name}, trigger: "scale-up",
-		pools: map[string][2]string{"system": {"no", "ineligible"}, "poola": {"yes", "fine"}, "poolb": {"yes", "broken"}, "poolc": {"yes", "broken"}},
-		nodes: map[string][]string{poolB0.Name: {"*", "route.unreachable", "network", "done"}, poolC0.Name: {"route.unreachable", "network", "done"}},
-	})
+	w.diagnoseText(ctx, "first diagnosis", scaleUpText())
 	r := w.diagnose(ctx, "first diagnosis")
 	checkDiagnosis(t, w, r, expectation{
 		landed:    []string{poolB0.Name},
@@ -169,16 +164,7 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 	t.Logf("phase 5 (pool A loses its path, a new pool A node fails): %v", time.Since(phase).Round(time.Millisecond))
-	w.diagnoseText(ctx, "diagnosis of the lie", textWant{
-		verdict: []string{"✘ route", "(route.unreachable)", "registry.lab.test", "owner network"},
-		landed:  []string{poolB0.Name, poolA2.Name}, trigger: "scale-up",
-		pools: map[string][2]string{"system": {"no", "ineligible"}, "poola": {"yes", "broken"}, "poolb": {"yes", "broken"}, "poolc": {"yes", "broken"}},
-		nodes: map[string][]string{poolA2.Name: {"route.unreachable", "network", "done"}, poolB0.Name: {"route.unreachable", "network", "done"},
-			poolD0.Name: {"probe-image-pull-failed"}},
-		cacheOnly: []string{poolA0.Name, poolA1.Name},
-		summary: []string{"2 running replica(s) are healthy only because the image is cached on 2 old node(s)",
-			"Probe on " + poolD0.Name + ": the node could not pull its sandbox image " + pauseImage},
-	})
+	w.diagnoseText(ctx, "diagnosis of the lie", lieText())
 	r = w.diagnose(ctx, "diagnosis of the lie", "--keep")
 	checkDiagnosis(t, w, r, expectation{
 		landed:    []string{poolB0.Name, poolA2.Name},
