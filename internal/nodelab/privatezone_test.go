@@ -104,18 +104,7 @@ func privateZonePhase(t *testing.T, ctx context.Context, w *world) {
 	if r.Node != poolB0.Name {
 		t.Errorf("landed node = %q, want %s", r.Node, poolB0.Name)
 	}
-	probed := map[string]*cluster.Node{}
-	for i := range r.Nodes {
-		nd := &r.Nodes[i]
-		if nd.Probe == nil {
-			continue
-		}
-		pv := nd.Probe.Verdict
-		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s owner %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, pv.OK, pv.Layer, pv.Cause, pv.Role, pv.Owner, pv.Endpoint, nd.Probe.Error)
-		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
-			probed[nd.Pool] = nd
-		}
-	}
+	probed := newestProbes(t, r)
 	w.probed = probed
 	for pool, x := range map[string]struct {
 		status             cluster.ProbeStatus

@@ -431,18 +431,7 @@ func checkDiagnosis(t *testing.T, w *world, r *cluster.Report, x expectation) {
 	}
 	// Probe Jobs: on the landed node and the newest node of every eligible
 	// pool, each agreeing with that pool's real path.
-	probed := map[string]*cluster.Node{}
-	for i := range r.Nodes {
-		nd := &r.Nodes[i]
-		if nd.Probe == nil {
-			continue
-		}
-		v := nd.Probe.Verdict
-		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, v.OK, v.Layer, v.Cause, v.Role, v.Endpoint, nd.Probe.Error)
-		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
-			probed[nd.Pool] = nd
-		}
-	}
+	probed := newestProbes(t, r)
 	if probed["system"] != nil {
 		t.Errorf("a probe ran on the ineligible system pool")
 	}
@@ -539,4 +528,23 @@ func TestKubeletMessagesExplain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newestProbes logs every probe of r and returns, per pool, the probed node
+// created last (the pool's newest node; a same-pool landed node is older).
+func newestProbes(t *testing.T, r *cluster.Report) map[string]*cluster.Node {
+	t.Helper()
+	probed := map[string]*cluster.Node{}
+	for i := range r.Nodes {
+		nd := &r.Nodes[i]
+		if nd.Probe == nil {
+			continue
+		}
+		v := nd.Probe.Verdict
+		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s owner %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, v.OK, v.Layer, v.Cause, v.Role, v.Owner, v.Endpoint, nd.Probe.Error)
+		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
+			probed[nd.Pool] = nd
+		}
+	}
+	return probed
 }
