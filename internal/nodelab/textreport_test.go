@@ -164,10 +164,10 @@ func lieText() textWant {
 	}
 }
 
-// TestTextChecks runs the checks of the lie's text report on what diagnose
-// really printed in the node tier (testdata/diagnose-text-lie.txt, from a
-// run on real kubelets): they pass on it, and each wrong expectation is
-// caught. It needs no root.
+// TestTextChecks runs the checks of the text reports on what diagnose
+// really printed in the node tier (testdata/diagnose-text-*.txt, from a run
+// on real kubelets): they pass on their report, and each wrong expectation
+// is caught. It needs no root.
 func TestTextChecks(t *testing.T) {
 	b, err := os.ReadFile("testdata/diagnose-text-lie.txt")
 	if err != nil {
@@ -199,5 +199,17 @@ func TestTextChecks(t *testing.T) {
 		if n, _ := count(x); n == 0 {
 			t.Errorf("%s: a wrong expectation passed on the recorded report", name)
 		}
+	}
+	// The first diagnosis: its checks pass on its report, the lie's do not.
+	b, err = os.ReadFile("testdata/diagnose-text-scaleup.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = string(b)
+	if n, msgs := count(scaleUpText()); n != 0 {
+		t.Errorf("the scale-up's checks fail on the recorded report: %v", msgs)
+	}
+	if n, _ := count(lieText()); n == 0 {
+		t.Errorf("the lie's checks passed on the scale-up's report")
 	}
 }
