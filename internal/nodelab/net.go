@@ -31,14 +31,17 @@ var (
 
 // Fixed addresses.
 var (
-	Registry  = netip.MustParseAddr("198.18.10.10")
-	Auth      = netip.MustParseAddr("198.18.10.11")
-	Blob      = netip.MustParseAddr("198.18.10.12")
-	Mirror    = netip.MustParseAddr("198.18.10.13")
-	Dead      = netip.MustParseAddr("198.18.10.14")
-	DNS       = netip.MustParseAddr("198.18.20.53")
-	DNS2      = netip.MustParseAddr("198.18.20.54")
-	DeadDNS   = netip.MustParseAddr("198.18.20.55")
+	Registry = netip.MustParseAddr("198.18.10.10")
+	Auth     = netip.MustParseAddr("198.18.10.11")
+	Blob     = netip.MustParseAddr("198.18.10.12")
+	Mirror   = netip.MustParseAddr("198.18.10.13")
+	Dead     = netip.MustParseAddr("198.18.10.14")
+	DNS      = netip.MustParseAddr("198.18.20.53")
+	DNS2     = netip.MustParseAddr("198.18.20.54")
+	DeadDNS  = netip.MustParseAddr("198.18.20.55")
+	// PublicDNS is the resolver of a network not linked to the lab's
+	// private zone (ServePublicView).
+	PublicDNS = netip.MustParseAddr("198.18.20.56")
 	APIServer = netip.MustParseAddr("198.18.30.10")
 	MCR       = netip.MustParseAddr("198.18.40.10")
 	// Public stands for the public answer of a resolver that cannot see the
@@ -94,7 +97,7 @@ func NewNet(ctx context.Context) (n *Net, err error) {
 		addrs  []netip.Addr
 	}{
 		{&n.Registry, "registry", RegistrySubnet, []netip.Addr{Registry, Auth, Blob, Mirror, Dead}},
-		{&n.DNS, "dns", DNSSubnet, []netip.Addr{DNS, DNS2, DeadDNS}},
+		{&n.DNS, "dns", DNSSubnet, []netip.Addr{DNS, DNS2, DeadDNS, PublicDNS}},
 		{&n.Control, "control", ControlSubnet, []netip.Addr{APIServer}},
 		{&n.MCR, "mcr", MCRSubnet, []netip.Addr{MCR}},
 	} {

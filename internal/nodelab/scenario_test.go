@@ -119,6 +119,7 @@ func TestRealNodes(t *testing.T) {
 	})
 	t.Logf("status.images listed the image after %v", time.Since(phase).Round(time.Millisecond))
 
+	w.diagnoseText(ctx, "first diagnosis", scaleUpText())
 	r := w.diagnose(ctx, "first diagnosis")
 	checkDiagnosis(t, w, r, expectation{
 		landed:    []string{poolB0.Name},
@@ -163,6 +164,7 @@ func TestRealNodes(t *testing.T) {
 		}
 	}
 	t.Logf("phase 5 (pool A loses its path, a new pool A node fails): %v", time.Since(phase).Round(time.Millisecond))
+	w.diagnoseText(ctx, "diagnosis of the lie", lieText())
 	r = w.diagnose(ctx, "diagnosis of the lie", "--keep")
 	checkDiagnosis(t, w, r, expectation{
 		landed:    []string{poolB0.Name, poolA2.Name},
@@ -218,6 +220,10 @@ func TestRealNodes(t *testing.T) {
 	t.Logf("kubelet on pool C: %s", ev.Message)
 	w.record("blob-unreachable", "poolc", ev)
 	w.checkExplain()
+
+	// 7. The private zone not visible on pool B, the probe image (not
+	// pause) unreachable on pool D, pool A repaired.
+	privateZonePhase(t, ctx, w)
 	w.writeGolden()
 	t.Logf("whole scenario: %v", time.Since(w.start).Round(time.Millisecond))
 }
@@ -425,18 +431,7 @@ func checkDiagnosis(t *testing.T, w *world, r *cluster.Report, x expectation) {
 	}
 	// Probe Jobs: on the landed node and the newest node of every eligible
 	// pool, each agreeing with that pool's real path.
-	probed := map[string]*cluster.Node{}
-	for i := range r.Nodes {
-		nd := &r.Nodes[i]
-		if nd.Probe == nil {
-			continue
-		}
-		v := nd.Probe.Verdict
-		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, v.OK, v.Layer, v.Cause, v.Role, v.Endpoint, nd.Probe.Error)
-		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
-			probed[nd.Pool] = nd
-		}
-	}
+	probed := newestProbes(t, r)
 	if probed["system"] != nil {
 		t.Errorf("a probe ran on the ineligible system pool")
 	}
@@ -533,4 +528,23 @@ func TestKubeletMessagesExplain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newestProbes logs every probe of r and returns, per pool, the probed node
+// created last (the pool's newest node; a same-pool landed node is older).
+func newestProbes(t *testing.T, r *cluster.Report) map[string]*cluster.Node {
+	t.Helper()
+	probed := map[string]*cluster.Node{}
+	for i := range r.Nodes {
+		nd := &r.Nodes[i]
+		if nd.Probe == nil {
+			continue
+		}
+		v := nd.Probe.Verdict
+		t.Logf("probe on %s (%s): %s ok=%v %s/%s role %s owner %s endpoint %s %s", nd.Name, nd.Pool, nd.Probe.Status, v.OK, v.Layer, v.Cause, v.Role, v.Owner, v.Endpoint, nd.Probe.Error)
+		if cur := probed[nd.Pool]; cur == nil || nd.Created.After(cur.Created) {
+			probed[nd.Pool] = nd
+		}
+	}
+	return probed
 }

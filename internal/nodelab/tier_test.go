@@ -49,6 +49,7 @@ type world struct {
 	files  nodelab.NodeFiles
 	nodes  map[string]*nodelab.Node
 	image  string
+	pause  v1.Image // the sandbox image MCR serves, for ImportImage
 	events []recorded
 	start  time.Time
 
@@ -153,6 +154,12 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 	}
 	w.lab = l
 	t.Logf("embedded lab up in the registry and DNS namespaces after %v", time.Since(w.start).Round(time.Millisecond))
+	// The resolver of a network not linked to the private zone.
+	pv, err := n.ServePublicView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pv.Close() })
 	ca, err := minireg.NewCA()
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +181,7 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.pause = pause
 	probeImg, err := nodelab.BinaryImage(filepath.Join(w.tools, "probe"), "/pullpath")
 	if err != nil {
 		t.Fatal(err)
