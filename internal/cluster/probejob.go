@@ -185,10 +185,13 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	// The host's /etc and /run, read-only: /etc/resolv.conf is often a
 	// symlink into /run (systemd-resolved's stub-resolv.conf, whose
 	// upstreams are in /run/systemd/resolve/resolv.conf), and the probe
-	// resolves it inside its --root.
+	// resolves it inside its --root. The host's /usr/bin, read-only, holds
+	// the node's containerd binary: the probe reads its Go build information
+	// (never runs it) to send the TLS ClientHello that build sends.
 	mounts := []corev1.VolumeMount{
 		{Name: "host-etc", MountPath: HostRoot + "/etc", ReadOnly: true},
 		{Name: "host-run", MountPath: HostRoot + "/run", ReadOnly: true},
+		{Name: "host-usr-bin", MountPath: HostRoot + "/usr/bin", ReadOnly: true},
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	hostPathDir := corev1.HostPathDirectory
@@ -196,6 +199,7 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	volumes := []corev1.Volume{
 		{Name: "host-etc", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc", Type: &hostPathDir}}},
 		{Name: "host-run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/run", Type: &hostPathDir}}},
+		{Name: "host-usr-bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/usr/bin", Type: &hostPathDir}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}},
 	}
 	pv, pm := providerMounts(t.Provider)

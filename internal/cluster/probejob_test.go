@@ -73,11 +73,12 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 			t.Errorf("args %q lack %q", args, want)
 		}
 	}
-	// The host's /etc and /run (resolv.conf often links into /run), both
-	// read-only, and no other host path.
+	// The host's /etc and /run (resolv.conf often links into /run) and
+	// /usr/bin (containerd's binary), all read-only, and no other host path.
+	hostPaths := []string{"/etc", "/run", "/usr/bin"}
 	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
-		for _, hp := range []string{"/etc", "/run"} {
+		for _, hp := range hostPaths {
 			if m.MountPath == HostRoot+hp {
 				mounted[hp] = m.ReadOnly && slices.ContainsFunc(ps.Volumes, func(v corev1.Volume) bool {
 					return v.Name == m.Name && v.HostPath != nil && v.HostPath.Path == hp
@@ -88,13 +89,13 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 			t.Errorf("mount %s is writable", m.MountPath)
 		}
 	}
-	for _, hp := range []string{"/etc", "/run"} {
+	for _, hp := range hostPaths {
 		if !mounted[hp] {
 			t.Errorf("host %s is not mounted read-only at %s%s: mounts %+v, volumes %+v", hp, HostRoot, hp, c.VolumeMounts, ps.Volumes)
 		}
 	}
 	for _, v := range ps.Volumes {
-		if v.HostPath != nil && v.HostPath.Path != "/etc" && v.HostPath.Path != "/run" {
+		if v.HostPath != nil && !slices.Contains(hostPaths, v.HostPath.Path) {
 			t.Errorf("unexpected hostPath %s", v.HostPath.Path)
 		}
 	}

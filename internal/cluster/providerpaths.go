@@ -136,11 +136,11 @@ func providerMounts(p *ProviderPaths) ([]corev1.Volume, []corev1.VolumeMount) {
 	return vols, mounts
 }
 
-// underHostMounts reports whether a node path is inside the host /etc or
-// /run that every probe Job mounts.
+// underHostMounts reports whether a node path is inside the host /etc,
+// /run or /usr/bin that every probe Job mounts.
 func underHostMounts(p string) bool {
 	p = path.Clean(p)
-	for _, d := range []string{"/etc", "/run"} {
+	for _, d := range []string{"/etc", "/run", "/usr/bin"} {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
 		}

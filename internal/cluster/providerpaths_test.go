@@ -83,6 +83,7 @@ func TestProbeJobProviderMounts(t *testing.T) {
 			map[string]corev1.HostPathType{"/home/kubernetes/cri-auth-config.yaml": corev1.HostPathFile, "/home/kubernetes/bin": corev1.HostPathDirectory}},
 		{"EKS: all inside /etc", &ProviderPaths{"EKS", "/etc/eks/image-credential-provider/config.json", "/etc/eks/image-credential-provider"}, map[string]corev1.HostPathType{}},
 		{"config in /etc, bin dir elsewhere", &ProviderPaths{"flag", "/etc/kubernetes/cp.yaml", "/usr/local/bin"}, map[string]corev1.HostPathType{"/usr/local/bin": corev1.HostPathDirectory}},
+		{"bin dir inside the mounted /usr/bin: no second mount", &ProviderPaths{"flag", "/etc/kubernetes/cp.yaml", "/usr/bin"}, map[string]corev1.HostPathType{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestProbeJobProviderMounts(t *testing.T) {
 			c := ps.Containers[0]
 			got := map[string]corev1.HostPathType{}
 			for _, v := range ps.Volumes {
-				if v.HostPath == nil || v.HostPath.Path == "/etc" || v.HostPath.Path == "/run" {
+				if v.HostPath == nil || v.HostPath.Path == "/etc" || v.HostPath.Path == "/run" || v.HostPath.Path == "/usr/bin" {
 					continue
 				}
 				if v.HostPath.Type == nil {
