@@ -17,7 +17,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cluster"
 )
 
-var rusageLine = regexp.MustCompile(`pullpath-node: rusage: maxrss_kib=(\d+) rss_anon_kib=(\d+) rss_file_kib=(\d+)`)
+var rusageLine = regexp.MustCompile(`pullpath-node: rusage: maxrss_kib=(\d+) rss_anon_kib=(\d+) rss_file_kib=(\d+)\n?`)
 
 // TestProbePeakRSSOnRealNodes measures the slim binary's peak RSS during a
 // full verified pull on a real node: the probe Job of `pullpath diagnose
@@ -68,7 +68,10 @@ func TestProbePeakRSSOnRealNodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("logs of %s: %v", pod.Name, err)
 		}
-		rep, err := cluster.ParseProbeLog(log)
+		// containerd reads stdout and stderr concurrently: the rusage line
+		// (stderr, one write) can land between two lines of the report.
+		m := rusageLine.FindSubmatch(log)
+		rep, err := cluster.ParseProbeLog(rusageLine.ReplaceAll(log, nil))
 		if err != nil {
 			t.Fatalf("probe %s (%s): %v\n%s", runID, pod.Status.Phase, err, log)
 		}
@@ -83,7 +86,6 @@ func TestProbePeakRSSOnRealNodes(t *testing.T) {
 			t.Fatalf("probe %s: %s, verdict ok=%v %s/%s, %d blobs verified (%d bytes), want ok with the config and 4 layers of 16 MiB verified\n%s",
 				runID, pod.Status.Phase, rep.Verdict.OK, rep.Verdict.Layer, rep.Verdict.Cause, verified, bytes, log)
 		}
-		m := rusageLine.FindSubmatch(log)
 		if m == nil {
 			t.Fatalf("probe %s: no rusage line in its log (is the probe image pullpath-node?)\n%s", runID, log)
 		}
