@@ -32,6 +32,8 @@ func main() {
 	dur := flag.Duration("for", time.Minute, "how long to run the agent")
 	interval := flag.Duration("interval", 2*time.Second, "the agent's probe interval")
 	blobs := flag.String("blobs", "head", "the agent's blob mode")
+	gz := flag.Bool("gzip", true, "the scrapes accept gzip, as Prometheus's do")
+	scrape := flag.Duration("scrape", 0, "scrape /metrics this often, with Accept-Encoding: gzip as Prometheus does (0: only once at the end)")
 	flag.Parse()
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "monitorcost: -bin is required")
@@ -62,6 +64,9 @@ func main() {
 	}
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
+	if *scrape > 0 {
+		go scrapeLoop("http://"+addr+"/metrics", *scrape, *gz)
+	}
 	var peak, idleMax, idleMin, anonIdle, fileIdle int64
 	idleMin = 1 << 62
 	end := time.Now().Add(*dur)
@@ -147,4 +152,21 @@ func scrapeProbes(url string) int {
 		}
 	}
 	return int(n)
+}
+
+// scrapeLoop fetches url every d as a Prometheus server does (gzip
+// accepted), so the agent's exposition path is part of what is measured.
+func scrapeLoop(url string, d time.Duration, gz bool) {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableCompression: true}}
+	for range time.Tick(d) {
+		req, _ := http.NewRequest("GET", url, nil)
+		if gz {
+			req.Header.Set("Accept-Encoding", "gzip")
+		}
+		req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.1")
+		if resp, err := c.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
 }

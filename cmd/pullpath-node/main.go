@@ -23,5 +23,8 @@ func main() {
 	go func() { <-ctx.Done(); stop() }()
 	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args, monitorcmd.NewCmdMonitor)
 	stop()
+	if os.Getenv(envRusage) == "1" {
+		printRusage(os.Stderr)
+	}
 	os.Exit(code)
 }
