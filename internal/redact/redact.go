@@ -306,6 +306,7 @@ func (r *rewriter) pair(l, key string, k int) (int, bool) {
 	if k >= len(s) || !(secretKeys[key] || headerKeys[key]) {
 		return 0, false
 	}
+	keyText := s[k-len(key) : k]
 	quotedKey := false
 	if s[k] == '"' || s[k] == '\'' || s[k] == '\\' {
 		// "key": or \"key\": in JSON or escaped JSON.
@@ -346,8 +347,18 @@ func (r *rewriter) pair(l, key string, k int) (int, bool) {
 		for w < len(s) && isAlnum(s[w]) {
 			w++
 		}
+		if !quotedKey && keyText == key && w < len(s) && s[w] == ' ' && isProseWord(s[k:w]) {
+			// "may require authorization: server message: …" (containerd's
+			// and Docker's pull-access message) is prose, not a header: the
+			// key is in lower case (as HTTP/2 dumps print it too) but the
+			// word after it is a plain lower-case word that is no
+			// authentication scheme, and a credential follows none.
+			return 0, false
+		}
+		// Only a scheme word is kept: "Authorization: sekret9Token then"
+		// carries its credential first.
 		switch {
-		case w == k:
+		case w == k || !authSchemes[strings.ToLower(s[k:w])]:
 		case w < len(s) && (s[w] == ' ' || s[w] == '+'):
 			k = w + 1
 		case strings.HasPrefix(s[w:], "%20"):
@@ -362,6 +373,25 @@ func (r *rewriter) pair(l, key string, k int) (int, bool) {
 		r.replace(k, v)
 	}
 	return v, true
+}
+
+// authSchemes are the HTTP authentication schemes (the IANA registry, and
+// AWS's) in lower case.
+var authSchemes = set("basic", "bearer", "digest", "negotiate", "ntlm", "token", "hoba", "mutual",
+	"vapid", "scram", "aws4", "privatetoken", "dpop", "gnap", "concealed", "oauth")
+
+// isProseWord reports whether w is a lower-case word of letters only that
+// is no authentication scheme.
+func isProseWord(w string) bool {
+	if w == "" || authSchemes[w] {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // schemeEnd returns the index of the credential after a "Bearer " or

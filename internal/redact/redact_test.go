@@ -26,6 +26,8 @@ func TestStringRedacts(t *testing.T) {
 		{"bearer token starting with auth", "Bearer authSECRET9xQ2", "authSECRET9xQ2", "Bearer"},
 		{"bearer token starting with realm", "Bearer realmSECRET9xQ2", "realmSECRET9xQ2", "Bearer"},
 		{"basic token starting with auth", "Basic authX2VjcmV0OnBhc3M=", "authX2VjcmV0OnBhc3M=", "Basic"},
+		{"lower-case header, raw token", "authorization: sekret9Token then", "sekret9Token", "authorization:"},
+		{"lower-case header, bearer", "> authorization: Bearer opaqueSECRETvalue", "opaqueSECRETvalue", "authorization: Bearer"},
 		{"go header map basic", "request headers: map[Authorization:[Basic dXNlcjpTRUNSRVQ=] User-Agent:[pullpath]]", "dXNlcjpTRUNSRVQ=", "User-Agent:[pullpath]"},
 		{"go header map bearer", "map[Authorization:[Bearer " + jwt + "]]", "signatureAbc", "map[Authorization:[Bearer"},
 		{"go header map cookie", "map[Cookie:[session=SECRETcookie; other=SECRET2] Accept:[*/*]]", "SECRET", "Accept:[*/*]"},
@@ -89,6 +91,7 @@ func TestStringKeeps(t *testing.T) {
 		`x509: certificate signed by unknown authority (possibly because of "crypto/rsa: verification error")`,
 		`Get "https://r.example/v2/": net/http: TLS handshake timeout`,
 		`ImagePullBackOff: Back-off pulling image "nginx:1.25"`,
+		`pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`,
 	} {
 		if got := String(in); got != in {
 			t.Errorf("String(%q) = %q, want it unchanged", in, got)
