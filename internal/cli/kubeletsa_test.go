@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,31 +114,60 @@ func TestProbeServiceAccount(t *testing.T) {
 
 // TestProbeSeveralProviders: two providers match the image; as in the
 // kubelet both run and their answers form one keyring, so one that fails or
-// answers for another host leaves the other's credentials, and several
-// credentials are named (the kubelet tries them in turn).
+// answers for another host leaves the other's credentials. When the kubelet
+// holds several credentials it tries them in turn until one pulls
+// (kuberuntime_image.go PullImage), and so does the probe: a rejected first
+// credential and an accepted second one is ok, all rejected is the auth
+// cause, and every attempt is named in a warning without its secret.
 func TestProbeSeveralProviders(t *testing.T) {
 	skipUnlessRoot(t)
 	l := labtest.New(t, lab.Options{})
 	sc := labtest.Scenario(t, l, "healthy-auth")
 	host := sc.Image[:strings.IndexByte(sc.Image, '/')]
+	repo := sc.Image[len(host)+1:]
+	if i := strings.IndexAny(repo, ":@"); i >= 0 {
+		repo = repo[:i]
+	}
 	provider := buildCredProvider(t)
 	second := func(mode, key, pass string) string {
 		return "  - name: lab-provider-2\n    matchImages: [\"" + host + "\"]\n    defaultCacheDuration: 10m\n    apiVersion: credentialprovider.kubelet.k8s.io/v1\n    args: [" + mode + "]\n" +
 			"    env:\n      - {name: PP_KEY, value: \"" + key + "\"}\n      - {name: PP_USER, value: \"" + sc.Username + "\"}\n      - {name: PP_PASS, value: \"" + pass + "\"}\n"
 	}
+	// A second auth entry of the first provider (its env list goes on).
+	entry2 := func(key, pass string) string {
+		return "      - {name: PP_KEY2, value: \"" + key + "\"}\n      - {name: PP_PASS2, value: \"" + pass + "\"}\n"
+	}
 	const canary = "pp-canary-TwoProv1ders-secret"
-	tests := []struct {
+	const canary2 = "pp-canary-S3condCred-secret"
+	type attempt struct {
+		n, of int
 		name  string
-		first kubeletNode
-		extra string
-		want  []string // warnings in the JSON report
+	} // a failed attempt's warning
+	tests := []struct {
+		name     string
+		first    kubeletNode
+		extra    string
+		code     int
+		cause    string    // the verdict's cause when code is not ExitOK
+		want     []string  // warnings in the JSON report
+		failed   []attempt // the "credential N of M (NAME) failed" warnings, exactly
+		identity string    // in the report's identity
 	}{
 		{"the first fails, the second's credentials pull", kubeletNode{mode: "fail", key: host, pass: canary}, second("good", host, sc.Password),
-			[]string{"auth.provider-failed"}},
+			ExitOK, "", []string{"auth.provider-failed"}, nil, "lab-provider-2"},
 		{"the first answers for another host", kubeletNode{mode: "good", key: "other.lab.test", pass: canary}, second("good", host, sc.Password),
-			[]string{"auth.provider-no-credentials"}},
-		{"both answer: the first's credential, the second's named", kubeletNode{mode: "good", key: host, pass: sc.Password}, second("good", host, canary),
-			[]string{"auth.provider-several-credentials"}},
+			ExitOK, "", []string{"auth.provider-no-credentials"}, nil, "lab-provider-2"},
+		{"both answer: the first's credential pulls, the second is not needed", kubeletNode{mode: "good", key: host, pass: sc.Password}, second("good", host, canary),
+			ExitOK, "", []string{"auth.provider-several-credentials"}, nil, "kubelet credential provider lab-provider)"},
+		{"the first is rejected, the second pulls", kubeletNode{mode: "good", key: host, pass: canary}, second("good", host, sc.Password),
+			ExitOK, "", []string{"auth.provider-several-credentials", "auth.bad-credentials"},
+			[]attempt{{1, 2, "lab-provider under " + host}}, "lab-provider-2"},
+		{"both are rejected: the auth cause", kubeletNode{mode: "good", key: host, pass: canary}, second("good", host, canary2),
+			ExitFailure, "auth.bad-credentials", []string{"auth.provider-several-credentials", "auth.bad-credentials"},
+			[]attempt{{1, 2, "lab-provider under " + host}, {2, 2, "lab-provider-2 under " + host}}, "kubelet credential provider lab-provider)"},
+		{"one provider, two entries: the more specific is rejected, the other pulls", kubeletNode{mode: "good", key: host, pass: sc.Password}, entry2(host+"/"+repo, canary2),
+			ExitOK, "", []string{"auth.provider-several-credentials", "auth.bad-credentials"},
+			[]attempt{{1, 2, "lab-provider under " + host + "/" + repo}}, "kubelet credential provider lab-provider)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,11 +183,12 @@ func TestProbeSeveralProviders(t *testing.T) {
 			}
 			args := probeArgs(l, sc, "--root", root, "-o", "json", "--as-kubelet")
 			code, out, stderr := runCLI(t, "", args...)
-			if code != ExitOK {
-				t.Fatalf("exit %d, want %d (the kubelet pulls with the working provider's credentials)\n%s%s", code, ExitOK, out, stderr)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out, stderr)
 			}
 			var rep struct {
 				Identity string `json:"identity"`
+				Verdict  struct{ Cause string }
 				Warnings []struct {
 					Code, Message string
 				} `json:"warnings"`
@@ -168,8 +199,14 @@ func TestProbeSeveralProviders(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatal(err)
 			}
-			if len(rep.CredentialProvider.Matched) != 2 {
+			if len(rep.CredentialProvider.Matched) != 2 && !strings.Contains(tt.name, "one provider") {
 				t.Errorf("matched = %v, want both providers", rep.CredentialProvider.Matched)
+			}
+			if tt.code != ExitOK && rep.Verdict.Cause != tt.cause {
+				t.Errorf("verdict cause %q, want %q", rep.Verdict.Cause, tt.cause)
+			}
+			if !strings.Contains(rep.Identity, tt.identity) {
+				t.Errorf("identity %q, want it to name %q", rep.Identity, tt.identity)
 			}
 			for _, w := range tt.want {
 				found := false
@@ -180,12 +217,31 @@ func TestProbeSeveralProviders(t *testing.T) {
 					t.Errorf("warnings %+v lack %s", rep.Warnings, w)
 				}
 			}
-			if tt.want[0] == "auth.provider-several-credentials" && !strings.Contains(out, "lab-provider-2 under "+host) {
+			var failed []string
+			for _, w := range rep.Warnings {
+				if strings.HasPrefix(w.Message, "credential ") && strings.Contains(w.Message, " failed: ") {
+					failed = append(failed, w.Code+": "+w.Message)
+				}
+			}
+			if len(failed) != len(tt.failed) {
+				t.Errorf("failed attempts %q, want %d", failed, len(tt.failed))
+			}
+			for i, a := range tt.failed {
+				if i < len(failed) && !strings.HasPrefix(failed[i], fmt.Sprintf("auth.bad-credentials: credential %d of %d (%s) failed: ", a.n, a.of, a.name)) {
+					t.Errorf("failed attempt %d is %q, want credential %d of %d (%s)", i+1, failed[i], a.n, a.of, a.name)
+				}
+			}
+			if tt.want[0] == "auth.provider-several-credentials" && !strings.Contains(out, "lab-provider-2 under "+host) && !strings.Contains(tt.name, "one provider") {
 				t.Errorf("the second provider's credential is not named:\n%s", out)
 			}
-			for _, f := range append(canaryForms(sc.Username, canary), canaryForms(sc.Username, sc.Password)...) {
-				if strings.Contains(out, f) || strings.Contains(stderr, f) {
-					t.Errorf("the output shows a provider credential as %q", f)
+			_, text, textErr := runCLI(t, "", probeArgs(l, sc, "--root", root, "--as-kubelet")...)
+			for _, pass := range []string{canary, canary2, sc.Password} {
+				for _, f := range canaryForms(sc.Username, pass) {
+					for _, o := range []string{out, stderr, text, textErr} {
+						if strings.Contains(o, f) {
+							t.Errorf("the output shows a provider credential as %q", f)
+						}
+					}
 				}
 			}
 		})

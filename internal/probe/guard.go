@@ -68,13 +68,19 @@ func (p *prober) known() *redact.Known {
 		secrets = append(secrets, c.Password, registry.BasicAuth(c.Username, c.Password))
 	}
 	secrets = append(secrets, p.providerSecrets...)
-	return knownFor(p.creds, secrets...)
+	creds := []*registry.Credentials{p.creds}
+	for _, h := range p.kubeletHeld {
+		creds = append(creds, h.creds)
+	}
+	return knownFor(creds, secrets...)
 }
 
-func knownFor(c *registry.Credentials, secrets ...string) *redact.Known {
+func knownFor(creds []*registry.Credentials, secrets ...string) *redact.Known {
 	var pairs [][2]string
-	if !c.Anonymous() {
-		pairs = append(pairs, [2]string{c.Username, c.Password})
+	for _, c := range creds {
+		if !c.Anonymous() {
+			pairs = append(pairs, [2]string{c.Username, c.Password})
+		}
 	}
 	return redact.NewKnown(secrets, pairs...)
 }

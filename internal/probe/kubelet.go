@@ -81,8 +81,8 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 	// The kubelet runs every matching provider and adds their answers, in
 	// order, to one keyring; it then tries the credentials it holds for the
 	// image one after the other (nodeview.MergeResults). The probe runs them
-	// all the same way and pulls with the first credential; it reports the
-	// first failure when none gives any.
+	// all the same way and tries the credentials in the same order
+	// (kubeletcreds.go); it reports the first failure when none gives any.
 	var firstErr error
 	var okResults []*nodeview.ProviderResult
 	byName := map[string]nodeview.CredentialProvider{}
@@ -120,20 +120,26 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 		byName[pr.Name] = pr
 	}
 	if merged := nodeview.MergeResults(okResults, image); len(merged) > 0 {
-		first := merged[0]
-		pr := byName[first.Provider]
-		var res *nodeview.ProviderResult
-		for _, r := range okResults {
-			if r.Provider == first.Provider {
-				res = r
+		base := *info
+		var held []kubeletCredential
+		for _, m := range merged {
+			pr := byName[m.Provider]
+			var res *nodeview.ProviderResult
+			for _, r := range okResults {
+				if r.Provider == m.Provider {
+					res = r
+				}
 			}
+			ci := CredentialProvider{Config: base.Config, BinDir: base.BinDir, Sources: base.Sources, Image: image, Matched: base.Matched,
+				Provider: pr.Name, APIVersion: pr.APIVersion, CacheKeyType: res.CacheKeyType, CacheMillis: res.CacheDuration.Milliseconds(),
+				AuthKeys: res.AllKeys, MatchedKey: m.Key, Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
+			if pr.TokenAttributes != nil {
+				ci.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
+			}
+			held = append(held, kubeletCredential{info: ci,
+				creds: &registry.Credentials{Username: m.Cred.Username, Password: m.Cred.Password, Source: "kubelet credential provider " + pr.Name}})
 		}
-		*info = CredentialProvider{Config: info.Config, BinDir: info.BinDir, Sources: info.Sources, Image: image, Matched: info.Matched,
-			Provider: pr.Name, APIVersion: pr.APIVersion, CacheKeyType: res.CacheKeyType, CacheMillis: res.CacheDuration.Milliseconds(),
-			AuthKeys: res.AllKeys, MatchedKey: first.Key, Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
-		if pr.TokenAttributes != nil {
-			info.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
-		}
+		*info = held[0].info
 		for _, f := range failed {
 			code, msg := "auth.provider-failed", f.Error()
 			if ve, ok := verdict.AsError(f); ok {
@@ -141,15 +147,16 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 			}
 			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: code, Message: msg + ": the kubelet uses the other providers' credentials"})
 		}
-		if len(merged) > 1 {
-			var alt []string
-			for _, m := range merged[1:] {
-				alt = append(alt, m.Provider+" under "+m.Key)
+		if len(held) > 1 {
+			var names []string
+			for _, h := range held {
+				names = append(names, h.name())
 			}
 			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
-				Message: fmt.Sprintf("the kubelet holds %d credentials for %s and tries them in turn until one pulls; the probe used the first (%s under %s), not %s", len(merged), image, first.Provider, first.Key, strings.Join(alt, ", "))})
+				Message: fmt.Sprintf("the kubelet holds %d credentials for %s and tries them in turn until one pulls; so does the probe, in its order: %s", len(held), image, strings.Join(names, ", "))})
 		}
-		return &registry.Credentials{Username: first.Cred.Username, Password: first.Cred.Password, Source: "kubelet credential provider " + pr.Name}, nil
+		p.kubeletHeld = held
+		return held[0].creds, nil
 	}
 	ve, _ := verdict.AsError(firstErr)
 	if info.Stderr != "" {

@@ -125,6 +125,9 @@ type prober struct {
 	// providerSecrets what it returned (kubelet.go).
 	kubeletErr      *verdict.Error
 	providerSecrets []string
+	// kubeletHeld are the credentials the kubelet's providers gave for
+	// the image, in the order the kubelet tries them (kubeletcreds.go).
+	kubeletHeld []kubeletCredential
 }
 
 func (p *prober) finish(err error) {
@@ -242,10 +245,6 @@ func (p *prober) run(ctx context.Context, image string) error {
 		}
 		return err
 	}
-	type planned struct {
-		sess *registry.Session
-		caps []string
-	}
 	var plan []planned
 	plainHTTP := plainHosts(hosts)
 	for _, h := range hosts {
@@ -264,28 +263,60 @@ func (p *prober) run(ctx context.Context, image string) error {
 			}
 			p.tr.warn(w)
 		}
-		hostCreds := creds
+		pl := planned{host: h, role: role, client: p.client(h, plainHTTP), smallMSS: p.smallMSSClient(h, plainHTTP), plain: plainHTTP}
 		if h.Mirror && h.Host != domain {
-			if hostCreds, err = p.mirrorCredentials(h, domain, creds); err != nil {
+			if pl.mirrorCreds, err = p.mirrorCredentials(h, domain, creds); err != nil {
 				return err
 			}
 		}
+		plan = append(plan, pl)
+	}
+	if len(plan) == 0 {
+		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
+	}
+
+	// 4-6, with each credential the kubelet holds in turn (kubeletcreds.go).
+	err = p.pull(ctx, plan, domain, repo, ref, creds)
+	return p.nextCredentials(err, func(c *registry.Credentials) error {
+		return p.pull(ctx, plan, domain, repo, ref, c)
+	})
+}
+
+// planned is one host of the plan that may resolve or pull, with the HTTP
+// client every attempt shares (a later credential reuses its connections
+// rather than dialling again).
+type planned struct {
+	host        nodeview.RegistryHost
+	role        verdict.Role
+	client      *http.Client
+	smallMSS    registry.SmallMSSClient
+	plain       func(host string) bool
+	mirrorCreds *registry.Credentials // a mirror's own; nil for the registry itself
+}
+
+// pull is steps 4 to 6 of run with creds for the registry host.
+func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials) error {
+	r := p.rep
+	var sessions []*registry.Session
+	for _, pl := range plan {
+		hostCreds := creds
+		if pl.host.Mirror && pl.host.Host != domain {
+			hostCreds = pl.mirrorCreds
+		}
+		h := pl.host
 		s := &registry.Session{
-			Client:    p.client(h, plainHTTP),
-			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: role, Namespace: domain, Header: h.Header},
+			Client:    pl.client,
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: domain, Header: h.Header},
 			Repo:      repo,
 			Creds:     hostCreds,
 			OnRole:    p.tr.setRole,
 			Timeout:   p.o.Timeout,
-			PlainHTTP: plainHTTP,
+			PlainHTTP: pl.plain,
 			OnWarning: p.tr.foreign,
+			SmallMSS:  pl.smallMSS,
 		}
-		s.SmallMSS = p.smallMSSClient(h, plainHTTP)
-		plan = append(plan, planned{sess: s, caps: h.Capabilities})
+		sessions = append(sessions, s)
 		p.sessions = append(p.sessions, s)
-	}
-	if len(plan) == 0 {
-		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
 	}
 
 	// 4. Resolve: HEAD the manifest on each host that may serve it, in
@@ -297,11 +328,12 @@ func (p *prober) run(ctx context.Context, image string) error {
 	var desc registry.Descriptor
 	var errs []*verdict.Error
 	var failedMirrors []*verdict.Error
-	for _, pl := range plan {
-		if !hasCap(pl.caps, "pull") || (!byDigest && !hasCap(pl.caps, "resolve")) {
+	for i, pl := range plan {
+		caps := pl.host.Capabilities
+		if !hasCap(caps, "pull") || (!byDigest && !hasCap(caps, "resolve")) {
 			continue
 		}
-		s := pl.sess
+		s := sessions[i]
 		d, err := s.Resolve(ctx, ref)
 		if err == nil {
 			sess, desc = s, d

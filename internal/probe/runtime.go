@@ -30,7 +30,7 @@ type RuntimeOptions struct {
 // the user's images to make it so. The pull adds the image to the node's
 // image store; that is why it is opt-in.
 func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOptions) {
-	defer redactReport(rep, knownFor(o.Creds))
+	defer redactReport(rep, knownFor([]*registry.Credentials{o.Creds}))
 	if o.Socket == "" {
 		root := o.Root
 		if root == "" {

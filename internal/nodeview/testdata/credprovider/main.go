@@ -8,7 +8,9 @@
 // version (answer in another apiVersion), echo (answer with the request's
 // serviceAccountToken as the password, as a registry that takes Kubernetes
 // tokens would). With
-// PP_REQUEST_LOG set it appends the request and its arguments to that file.
+// PP_REQUEST_LOG set it appends the request and its arguments to that file;
+// with PP_KEY2 set the answer has a second auth entry, PP_KEY2 -> PP_USER /
+// PP_PASS2 (one provider giving the kubelet several credentials).
 package main
 
 import (
@@ -69,14 +71,18 @@ func main() {
 		}
 		pass = strings.TrimSpace(string(b))
 	}
+	auth := map[string]any{
+		os.Getenv("PP_KEY"): map[string]string{"username": os.Getenv("PP_USER"), "password": pass},
+	}
+	if k := os.Getenv("PP_KEY2"); k != "" {
+		auth[k] = map[string]string{"username": os.Getenv("PP_USER"), "password": os.Getenv("PP_PASS2")}
+	}
 	resp := map[string]any{
 		"apiVersion":    req.APIVersion,
 		"kind":          "CredentialProviderResponse",
 		"cacheKeyType":  "Registry",
 		"cacheDuration": "5m",
-		"auth": map[string]any{
-			os.Getenv("PP_KEY"): map[string]string{"username": os.Getenv("PP_USER"), "password": pass},
-		},
+		"auth":          auth,
 	}
 	json.NewEncoder(os.Stdout).Encode(resp)
 }
