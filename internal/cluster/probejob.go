@@ -386,6 +386,13 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, probeHost, targetHost string) {
 	sameRegistry := probeHost == targetHost
 	if p.Status.Phase == corev1.PodPending && !containerStarted(p) {
+		if msg := probePodMountEvent(ctx, cs, p); msg != "" {
+			// A hostPath of type File or Directory that the node lacks: the
+			// pod never starts, and waiting out the deadline tells nothing.
+			r.Status = ProbeError
+			r.Error = "the probe Job cannot mount a node path it expected (a credential provider path from the node's labels? give --probe-credential-provider-config and --probe-credential-provider-bin-dir): " + redact(msg)
+			return
+		}
 		if msg, img := probePodSandboxEvent(ctx, cs, p); msg != "" {
 			r.Status = ProbeImagePull
 			r.Verdict = classify(msg)
@@ -468,6 +475,24 @@ func probePodSandboxEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod)
 		}
 	}
 	return "", ""
+}
+
+// probePodMountEvent returns the kubelet's FailedMount message of a probe
+// pod whose hostPath volume failed its type check ("hostPath type check
+// failed: PATH is not a file"), or "".
+func probePodMountEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) string {
+	c, cancel := reqCtx(ctx)
+	defer cancel()
+	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
+	if err != nil {
+		return ""
+	}
+	for i := range l.Items {
+		if e := &l.Items[i]; e.Reason == "FailedMount" && strings.Contains(e.Message, "hostPath type check failed") {
+			return e.Message
+		}
+	}
+	return ""
 }
 
 // probePodPullEvent returns the message of the first detailed "Failed to

@@ -132,6 +132,9 @@ func TestSettleProbeSandboxImage(t *testing.T) {
 		{"sandbox image from the diagnosed registry", "mcr.nodelab.test", []corev1.Event{{Reason: "FailedCreatePodSandBox", Message: msg}}, ProbeImagePull, true},
 		{"sandbox fails for another reason: still waiting", "registry.lab.test", []corev1.Event{{Reason: "FailedCreatePodSandBox", Message: "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox"}}, ProbeTimeout, false},
 		{"no event yet: still waiting", "registry.lab.test", nil, ProbeTimeout, false},
+		// The kubelet's event when a hostPath of type File is missing on the node (seen on the node tier).
+		{"a node path the Job mounts is missing", "registry.lab.test", []corev1.Event{{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "host-credential-provider-config" : hostPath type check failed: /var/lib/kubelet/credential-provider-config.yaml is not a file`}}, ProbeError, false},
+		{"another mount failure: still waiting", "registry.lab.test", []corev1.Event{{Reason: "FailedMount", Message: `MountVolume.SetUp failed for volume "pull-secret" : secret "acr-pull" not found`}}, ProbeTimeout, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

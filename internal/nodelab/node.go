@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -133,6 +134,19 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	for p, b := range s.RootFiles {
 		files[p] = b
 	}
+	rootBinds := s.RootBinds
+	if !slices.Contains(rootBinds, "var/lib") {
+		// Every AKS node from Kubernetes 1.30 on has the out-of-tree ACR
+		// credential provider's config and bin dir in /var/lib/kubelet, and
+		// diagnose --probe mounts both into its Job (hostPath File and
+		// Directory, which fail the pod when absent). These nodes carry AKS
+		// labels, so they get the paths too; the config matches only ACR
+		// hosts, the kubelet is not given it, and no lab image is in ACR, so
+		// nothing pulls differently.
+		files[aksProviderConfig] = []byte(aksProviderConfigYAML)
+		files[aksProviderBinDir+"/.keep"] = nil
+		rootBinds = append(slices.Clone(rootBinds), "var/lib")
+	}
 	for p, b := range files {
 		if err := writeFile(filepath.Join(nd.Root, p), b); err != nil {
 			return nil, err
@@ -156,7 +170,7 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 		{filepath.Join(etc, "ssl/certs/ca-certificates.crt"), "/etc/ssl/certs/ca-certificates.crt"},
 		{filepath.Join(etc, "containerd"), "/etc/containerd"},
 	}
-	for _, p := range s.RootBinds {
+	for _, p := range rootBinds {
 		binds = append(binds, Bind{filepath.Join(nd.Root, p), "/" + p})
 	}
 	keys := make([]string, 0, len(kernelTunables))
@@ -414,3 +428,27 @@ func removeCgroupRoot(root string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// The paths of AKS's ACR credential provider (AgentBaker: the kubelet's
+// --image-credential-provider-config and -bin-dir from Kubernetes 1.30),
+// under the node root.
+const (
+	aksProviderConfig = "var/lib/kubelet/credential-provider-config.yaml"
+	aksProviderBinDir = "var/lib/kubelet/credential-provider"
+)
+
+// aksProviderConfigYAML is the shape of AKS's provider config.
+const aksProviderConfigYAML = `apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: acr-credential-provider
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+    defaultCacheDuration: 10m
+    matchImages:
+      - "*.azurecr.io"
+      - "*.azurecr.cn"
+      - "*.azurecr.de"
+      - "*.azurecr.us"
+    args:
+      - /etc/kubernetes/azure.json
+`
