@@ -34,6 +34,8 @@ command -v chromium >/dev/null && echo "test.sh: HTML report browser test on (ch
   echo "test.sh: HTML report browser test skipped (needs chromium: apt-get install chromium)"
 command -v prometheus >/dev/null && command -v promtool >/dev/null && echo "test.sh: Prometheus and promtool checks on" ||
   echo "test.sh: Prometheus scrape, promtool check metrics and promtool test rules skipped (apt-get install prometheus)"
+[ -n "${PULLPATH_MONITOR_SOAK:-}" ] && echo "test.sh: monitor soak on ($PULLPATH_MONITOR_SOAK; raise -timeout to match)" ||
+  echo "test.sh: monitor soak (TestAgentSoak, an hour of the agent's RSS) skipped: set PULLPATH_MONITOR_SOAK=60m to run it"
 
 go test -count=1 -timeout 20m ./...
 

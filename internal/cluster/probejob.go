@@ -385,15 +385,24 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 // evidence about the node's path like a probe image that cannot be pulled.
 func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *ProbeResult, classify Classifier, probeHost, targetHost string) {
 	sameRegistry := probeHost == targetHost
+	// The pod's events, listed at most once per poll.
+	var evs []corev1.Event
+	listed := false
+	events := func() []corev1.Event {
+		if !listed {
+			evs, listed = probePodEvents(ctx, cs, p), true
+		}
+		return evs
+	}
 	if p.Status.Phase == corev1.PodPending && !containerStarted(p) {
-		if msg := probePodMountEvent(ctx, cs, p); msg != "" {
+		if msg := mountEvent(events()); msg != "" {
 			// A hostPath of type File or Directory that the node lacks: the
 			// pod never starts, and waiting out the deadline tells nothing.
 			r.Status = ProbeError
 			r.Error = "the probe Job cannot mount a node path it expected (a credential provider path from the node's labels? give --probe-credential-provider-config and --probe-credential-provider-bin-dir): " + redact(msg)
 			return
 		}
-		if msg, img := probePodSandboxEvent(ctx, cs, p); msg != "" {
+		if msg, img := sandboxEvent(events()); msg != "" {
 			r.Status = ProbeImagePull
 			r.Verdict = classify(msg)
 			r.SameRegistry = img != "" && parseImage(img).host == targetHost
@@ -407,7 +416,7 @@ func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *Probe
 			msg := w.Message
 			if msg == "" || strings.HasPrefix(msg, "Back-off") {
 				// The detail is in the pod's first "Failed to pull image" event.
-				msg = probePodPullEvent(ctx, cs, p)
+				msg = pullEvent(events())
 				if msg == "" {
 					continue
 				}
@@ -455,18 +464,24 @@ func containerStarted(p *corev1.Pod) bool {
 // FailedCreatePodSandBox event.
 var sandboxImage = regexp.MustCompile(`failed to get sandbox image \\?"([^"\\]+)\\?"`)
 
-// probePodSandboxEvent returns the kubelet's FailedCreatePodSandBox message
-// of a probe pod when it says the sandbox image could not be pulled, and
-// that image; "" when there is none.
-func probePodSandboxEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) (msg, image string) {
+// probePodEvents lists the events of a probe pod once (nil when the list
+// fails: the pod is only looked at again on the next poll).
+func probePodEvents(ctx context.Context, cs kube.Interface, p *corev1.Pod) []corev1.Event {
 	c, cancel := reqCtx(ctx)
 	defer cancel()
 	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
 	if err != nil {
-		return "", ""
+		return nil
 	}
-	for i := range l.Items {
-		e := &l.Items[i]
+	return l.Items
+}
+
+// sandboxEvent returns the kubelet's FailedCreatePodSandBox message of a
+// probe pod when it says the sandbox image could not be pulled, and that
+// image; "" when there is none.
+func sandboxEvent(events []corev1.Event) (msg, image string) {
+	for i := range events {
+		e := &events[i]
 		if e.Reason != "FailedCreatePodSandBox" {
 			continue
 		}
@@ -477,36 +492,24 @@ func probePodSandboxEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod)
 	return "", ""
 }
 
-// probePodMountEvent returns the kubelet's FailedMount message of a probe
-// pod whose hostPath volume failed its type check ("hostPath type check
+// mountEvent returns the kubelet's FailedMount message of a probe pod
+// whose hostPath volume failed its type check ("hostPath type check
 // failed: PATH is not a file"), or "".
-func probePodMountEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) string {
-	c, cancel := reqCtx(ctx)
-	defer cancel()
-	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
-	if err != nil {
-		return ""
-	}
-	for i := range l.Items {
-		if e := &l.Items[i]; e.Reason == "FailedMount" && strings.Contains(e.Message, "hostPath type check failed") {
+func mountEvent(events []corev1.Event) string {
+	for i := range events {
+		if e := &events[i]; e.Reason == "FailedMount" && strings.Contains(e.Message, "hostPath type check failed") {
 			return e.Message
 		}
 	}
 	return ""
 }
 
-// probePodPullEvent returns the message of the first detailed "Failed to
-// pull image" event of a probe pod, or "".
-func probePodPullEvent(ctx context.Context, cs kube.Interface, p *corev1.Pod) string {
-	c, cancel := reqCtx(ctx)
-	defer cancel()
-	l, err := cs.CoreV1().Events(p.Namespace).List(c, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + p.Name})
-	if err != nil {
-		return ""
-	}
+// pullEvent returns the message of the first detailed "Failed to pull
+// image" event of a probe pod, or "".
+func pullEvent(events []corev1.Event) string {
 	var first *corev1.Event
-	for i := range l.Items {
-		e := &l.Items[i]
+	for i := range events {
+		e := &events[i]
 		if isDetailedPullFailure(e) && (first == nil || eventTime(e).Before(eventTime(first))) {
 			first = e
 		}

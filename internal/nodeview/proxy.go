@@ -58,24 +58,43 @@ var containerdDropIns = []string{
 // maxUnitFile bounds one unit or environment file.
 const maxUnitFile = 1 << 20
 
-// loadProxy reads containerd's service environment under root the way
+// containerdService is containerd's systemd service as composed under a
+// root: its environment, the files that set any of it, and the binary its
+// ExecStart names ("" when none names an absolute path).
+type containerdService struct {
+	env     map[string]string
+	sources []string
+	exec    string
+}
+
+// readContainerdService reads containerd's service under root the way
 // systemd composes it: the unit, then its drop-ins (*.conf) sorted by file
 // name, a drop-in in /etc replacing one of the same name elsewhere;
 // Environment= assignments in order, an empty one resetting the list, and
-// EnvironmentFile= files ("-" prefix: optional).
-func loadProxy(root string) Proxy {
-	files := unitFiles(root, containerdUnits, containerdDropIns)
-	env := map[string]string{}
-	var sources []string
-	for _, f := range files {
+// EnvironmentFile= files ("-" prefix: optional); the last ExecStart= wins.
+func readContainerdService(root string) containerdService {
+	svc := containerdService{env: map[string]string{}}
+	for _, f := range unitFiles(root, containerdUnits, containerdDropIns) {
 		data, _, err := readInRoot(root, f)
 		if err != nil || len(data) > maxUnitFile {
 			continue
 		}
-		if applyUnit(root, data, env) {
-			sources = append(sources, f)
+		if applyUnit(root, data, svc.env) {
+			svc.sources = append(svc.sources, f)
+		}
+		if words, ok := execStart(data); ok && len(words) > 0 && strings.HasPrefix(words[0], "/") {
+			svc.exec = words[0]
 		}
 	}
+	return svc
+}
+
+// loadProxy reads containerd's proxy environment under root.
+func loadProxy(root string) Proxy { return proxyOf(readContainerdService(root)) }
+
+// proxyOf is the proxy environment of containerd's service.
+func proxyOf(svc containerdService) Proxy {
+	env, sources := svc.env, svc.sources
 	get := func(keys ...string) string {
 		for _, k := range keys {
 			if v := env[k]; v != "" {

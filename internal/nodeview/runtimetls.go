@@ -32,20 +32,15 @@ type RuntimeBinary struct {
 var runtimeBinaries = []string{"/usr/bin/containerd", "/usr/local/bin/containerd", "/usr/sbin/containerd"}
 
 // loadRuntime finds the containerd binary under root (the unit's ExecStart
-// first, as systemd would start it) and reads its Go build information. It
-// reads only the file's headers and build-info section, never executes it.
-func loadRuntime(root string) RuntimeBinary {
+// first, as systemd would start it) and reads its Go build information.
+func loadRuntime(root string) RuntimeBinary { return runtimeOf(root, readContainerdService(root)) }
+
+// runtimeOf is loadRuntime for a service already read. It reads only the
+// binary's headers and build-info section, never executes it.
+func runtimeOf(root string, svc containerdService) RuntimeBinary {
 	var cands []string
-	env := map[string]string{}
-	for _, f := range unitFiles(root, containerdUnits, containerdDropIns) {
-		data, _, err := readInRoot(root, f)
-		if err != nil || len(data) > maxUnitFile {
-			continue
-		}
-		applyUnit(root, data, env)
-		if words, ok := execStart(data); ok && len(words) > 0 && strings.HasPrefix(words[0], "/") {
-			cands = []string{words[0]} // a later file's ExecStart wins
-		}
+	if svc.exec != "" {
+		cands = []string{svc.exec}
 	}
 	cands = append(cands, runtimeBinaries...)
 	for _, c := range cands {
@@ -56,7 +51,7 @@ func loadRuntime(root string) RuntimeBinary {
 		if fi, err := os.Stat(hp); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		rb := RuntimeBinary{Path: c, GODEBUG: env["GODEBUG"]}
+		rb := RuntimeBinary{Path: c, GODEBUG: svc.env["GODEBUG"]}
 		if bi, err := buildinfo.ReadFile(hp); err == nil {
 			rb.GoVersion = bi.GoVersion
 			for _, s := range bi.Settings {

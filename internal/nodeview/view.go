@@ -157,9 +157,10 @@ func Load(root string, opts ...Option) (*View, error) {
 		}
 	}
 
-	// containerd's proxy environment
-	v.Proxy = loadProxy(root)
-	v.Runtime = loadRuntime(root)
+	// containerd's service: its proxy environment and its binary
+	svc := readContainerdService(root)
+	v.Proxy = proxyOf(svc)
+	v.Runtime = runtimeOf(root, svc)
 
 	// trust store
 	ts := loadTrust(root)
