@@ -12,6 +12,8 @@ import (
 	"github.com/pullpath/pullpath/internal/cli/azurecmd"
 	"github.com/pullpath/pullpath/internal/cli/clustercmd"
 	"github.com/pullpath/pullpath/internal/cli/labcmd"
+	// probe --runtime-pull: the CRI client, which the node binary does not link.
+	_ "github.com/pullpath/pullpath/internal/probe/criruntime"
 )
 
 // commands are the commands of the full binary beyond probe, explain,

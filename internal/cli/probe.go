@@ -78,6 +78,11 @@ nothing about the pull.
 	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
 	f.BoolVar(&o.runtimePull, "runtime-pull", false, "after the probe, ask the node's runtime to pull through CRI (as the kubelet does) and compare; this adds the image to the node's image store")
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
+	if !probe.RuntimePullAvailable() {
+		// The slim node binary links no CRI client (see run).
+		_ = f.MarkHidden("runtime-pull")
+		_ = f.MarkHidden("cri-socket")
+	}
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
 	f.BoolVar(&o.asKubelet, "as-kubelet", false, "pull with the credentials the kubelet's credential providers give (its --image-credential-provider-config, read under --root), run as the kubelet runs them (default: on when that config exists and no other credentials are given)")
@@ -94,6 +99,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	}
 	if err := o.validate(); err != nil {
 		return err
+	}
+	if o.runtimePull && !probe.RuntimePullAvailable() {
+		return usageErrorf("--runtime-pull: this binary links no CRI client (the slim node binary); run the full pullpath on the node for it")
 	}
 	saFunc, err := o.sa.resolver()
 	if err != nil {

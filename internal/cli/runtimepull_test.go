@@ -8,6 +8,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	_ "github.com/pullpath/pullpath/internal/probe/criruntime"
 )
 
 // TestRuntimePullMissingSocket: --runtime-pull with no CRI socket at the

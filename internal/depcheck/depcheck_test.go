@@ -62,6 +62,8 @@ var nodeOnly = []rule{
 	{prefixes: []string{"k8s.io/kubelet/", "k8s.io/apimachinery/pkg/runtime"},
 		why: "the kubelet's credential provider types are mirrored in internal/nodeview (kubeletcred.go, checked against k8s.io/kubelet in its tests): k8s.io/kubelet registers with apimachinery's scheme, 62 more packages, +4.2 MB and +2.5 MiB RSS in every node command"},
 	{prefixes: []string{"github.com/Azure/azure-sdk-for-go/", "github.com/AzureAD/"}, why: "reading Azure's configuration is the full binary's (register it in cmd/pullpath, not in internal/cli's root)"},
+	{prefixes: []string{"k8s.io/cri-api/", module + "/internal/cri", "google.golang.org/grpc/balancer", "google.golang.org/grpc/internal/transport"},
+		why: "probe --runtime-pull's CRI client is the full binary's (internal/probe/criruntime, blank-imported by cmd/pullpath): gRPC's client and the CRI API's protobuf registration are a tenth of the node binary's start (containerd's hosts.toml parser brings only gRPC's status codes)"},
 }
 
 var binaries = []struct {

@@ -89,7 +89,21 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration as Go prints it.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-var targetName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
+// validTargetName: 1 to 63 of [A-Za-z0-9_.-] (a label value and a file
+// name). A loop, not a regexp: a package-level regexp is compiled at every
+// start of the node binary, and {1,63} compiles to 63 copies.
+func validTargetName(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // LoadConfig reads and checks a configuration file.
 func LoadConfig(file string) (Config, error) {
@@ -149,7 +163,7 @@ func (c Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, t := range c.Targets {
-		if !targetName.MatchString(t.Name) {
+		if !validTargetName(t.Name) {
 			return fmt.Errorf("targets[%d]: invalid name %q: want 1-63 characters of letters, digits, '_', '.' or '-' (it becomes the target label)", i, t.Name)
 		}
 		if seen[t.Name] {
@@ -180,6 +194,21 @@ func (c Config) Validate() error {
 	return nil
 }
 
-var platformRE = regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9]+)?$`)
-
-func validPlatform(p string) bool { return platformRE.MatchString(p) }
+// validPlatform: os/arch[/variant], each part [a-z0-9]+.
+func validPlatform(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	for _, part := range parts {
+		if part == "" {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if c := part[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}

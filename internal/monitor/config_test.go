@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -62,4 +63,35 @@ func TestCamelReason(t *testing.T) {
 			t.Errorf("CamelReason(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestNameAndPlatformChecks: the loops that replaced two package-level
+// regexps (compiled at every start of the node binary) accept exactly what
+// the regexps did.
+func TestNameAndPlatformChecks(t *testing.T) {
+	nameRE := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
+	platRE := regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9]+)?$`)
+	inputs := []string{"", "a", "acr-prod", "A.b_c-9", strings.Repeat("x", 63), strings.Repeat("x", 64), "a b", "a/b", "ä", "a\n",
+		"linux/amd64", "linux/arm64/v8", "linux/", "/amd64", "linux//v8", "linux/amd64/v8/x", "Linux/amd64", "linux/amd64/", "linux", "linux/am-d64"}
+	for _, s := range inputs {
+		if got, want := validTargetName(s), nameRE.MatchString(s); got != want {
+			t.Errorf("validTargetName(%q) = %v, the regexp says %v", s, got, want)
+		}
+		if got, want := validPlatform(s), platRE.MatchString(s); got != want {
+			t.Errorf("validPlatform(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzNameAndPlatformChecks(f *testing.F) {
+	nameRE := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,63}$`)
+	platRE := regexp.MustCompile(`^[a-z0-9]+/[a-z0-9]+(/[a-z0-9]+)?$`)
+	for _, s := range []string{"acr-prod", "linux/arm64/v8", "linux//v8", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if validTargetName(s) != nameRE.MatchString(s) || validPlatform(s) != platRE.MatchString(s) {
+			t.Errorf("%q: name %v/%v platform %v/%v", s, validTargetName(s), nameRE.MatchString(s), validPlatform(s), platRE.MatchString(s))
+		}
+	})
 }

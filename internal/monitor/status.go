@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -64,7 +65,10 @@ type Status struct {
 	Healthy    bool         `json:"healthy"`
 }
 
-var failingRE = regexp.MustCompile(`layer (\S+) cause (\S+) owner (\S*) role (\S*) endpoint (\S*): `)
+// failingRE is compiled on first use, not at every start of the node binary.
+var failingRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`layer (\S+) cause (\S+) owner (\S*) role (\S*) endpoint (\S*): `)
+})
 
 // Aggregate folds node records into one status per pool.
 func Aggregate(nodes []NodeRecord) Status {
@@ -98,7 +102,7 @@ func Aggregate(nodes []NodeRecord) Status {
 			// The condition is read from the API server: what reaches
 			// output passes the redactor.
 			p.Message = redact.String(c.Message)
-			if m := failingRE.FindStringSubmatch(p.Message); m != nil {
+			if m := failingRE().FindStringSubmatch(p.Message); m != nil {
 				p.Layer, p.Cause, p.Owner, p.Role, p.Endpoint = m[1], m[2], m[3], m[4], m[5]
 			} else {
 				p.Cause = c.Reason

@@ -6,13 +6,50 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/registry"
 )
 
 // DefaultCRISocket is containerd's socket, relative to the node root.
 const DefaultCRISocket = "run/containerd/containerd.sock"
+
+// RuntimeClient is the node runtime's CRI image service, as RuntimePullFor
+// uses it. internal/probe/criruntime implements it over gRPC; the full
+// pullpath links it (a blank import), the slim node binary does not, so
+// that it links no gRPC and no CRI API (internal/depcheck checks both).
+type RuntimeClient interface {
+	// ImageStatus returns the ID of the image the runtime holds under
+	// image, or "" when it holds none.
+	ImageStatus(ctx context.Context, image string) (id string, err error)
+	// Pull asks the runtime to pull image with creds (nil: anonymous), as
+	// the kubelet's PullImage does. A pull the runtime refused or failed
+	// is a *RuntimeError.
+	Pull(ctx context.Context, image string, creds *registry.Credentials) error
+	Close() error
+}
+
+// RuntimeError is a pull the runtime refused or failed.
+type RuntimeError struct {
+	// Text is the runtime's error verbatim ("rpc error: code = ... desc = ...").
+	Text string
+	// Event is the message of the kubelet's "Failed" event for it.
+	Event string
+}
+
+func (e *RuntimeError) Error() string { return e.Text }
+
+// RuntimeDialer connects to the CRI socket (a path or a unix:// URL) and
+// checks that an image service answers there.
+type RuntimeDialer func(ctx context.Context, socket string) (RuntimeClient, error)
+
+var runtimeDialer RuntimeDialer
+
+// RegisterRuntimeDialer makes RuntimePullFor available; a binary that links
+// a CRI client calls it once, at init.
+func RegisterRuntimeDialer(d RuntimeDialer) { runtimeDialer = d }
+
+// RuntimePullAvailable reports whether this binary links a CRI client.
+func RuntimePullAvailable() bool { return runtimeDialer != nil }
 
 // RuntimeOptions configure RuntimePull.
 type RuntimeOptions struct {
@@ -46,7 +83,12 @@ func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOpt
 	start := time.Now()
 	defer func() { rp.Millis = time.Since(start).Milliseconds() }()
 
-	c, err := cri.Dial(ctx, o.Socket)
+	if runtimeDialer == nil {
+		rp.Error = "this binary links no CRI client"
+		rp.Note = "the runtime could not be asked: the slim node binary has no --runtime-pull; run the full pullpath on the node"
+		return
+	}
+	c, err := runtimeDialer(ctx, o.Socket)
 	if err != nil {
 		rp.Error = err.Error()
 		rp.Note = "the runtime could not be asked: no runtime pull to compare with (is --cri-socket the node's containerd socket, and is it mounted?)"
@@ -54,21 +96,14 @@ func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOpt
 	}
 	defer c.Close()
 
-	if img, err := c.ImageStatus(ctx, image); err == nil && img != nil {
+	if id, err := c.ImageStatus(ctx, image); err == nil && id != "" {
 		rp.Cached = true
-		rp.Note = fmt.Sprintf("the runtime already holds this image (%s): its pull re-resolves the manifest but downloads no layer it has, so it is not a fresh pull (R3: a cached image lies). pullpath never deletes images; for a fresh pull use a node that does not have it", shortID(img.ID))
+		rp.Note = fmt.Sprintf("the runtime already holds this image (%s): its pull re-resolves the manifest but downloads no layer it has, so it is not a fresh pull (R3: a cached image lies). pullpath never deletes images; for a fresh pull use a node that does not have it", shortID(id))
 	}
 
-	var auth *cri.AuthConfig
-	if !o.Creds.Anonymous() {
-		auth = &cri.AuthConfig{Username: o.Creds.Username, Password: o.Creds.Password}
-		if o.Creds.Username == "" {
-			auth = &cri.AuthConfig{IdentityToken: o.Creds.Password}
-		}
-	}
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	_, err = c.Pull(pctx, image, auth)
+	err = c.Pull(pctx, image, o.Creds)
 	if err == nil {
 		rp.OK = true
 		rp.Agrees = rep.Verdict.OK
@@ -79,8 +114,8 @@ func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOpt
 	}
 	text := err.Error()
 	event := text
-	if pe, ok := err.(*cri.PullError); ok {
-		text, event = pe.Text, pe.Event()
+	if re, ok := err.(*RuntimeError); ok {
+		text, event = re.Text, re.Event
 	}
 	rp.Error = text
 	res := explain.Classify(event)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/netpath"
@@ -17,9 +18,13 @@ import (
 //go:embed html/*.tmpl
 var htmlFS embed.FS
 
-var htmlTmpl = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
-	"ms": func(f float64) string { return fmtMillis(f) },
-}).ParseFS(htmlFS, "html/*.tmpl"))
+// htmlTmpl is parsed on first use: parsing it at init cost every start of
+// every command a third of a millisecond.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
+		"ms": func(f float64) string { return fmtMillis(f) },
+	}).ParseFS(htmlFS, "html/*.tmpl"))
+})
 
 // Hop statuses, also the CSS classes of the page.
 const (
@@ -97,7 +102,7 @@ func WriteHTML(w io.Writer, p *Page) error {
 	if p.Generated.IsZero() {
 		p.Generated = time.Now().UTC()
 	}
-	return htmlTmpl.Execute(w, p)
+	return htmlTmpl().Execute(w, p)
 }
 
 // ProbeHTML writes the HTML report of a probe.
