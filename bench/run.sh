@@ -92,8 +92,10 @@ log() { echo "bench: $*" >&2; }
 
 # ---------------------------------------------------------------- tools
 log "building pullpath, pullpath-node, labd, shaceiling, rsswatch, hello"
-go build -o "$BIN/pullpath" ./cmd/pullpath
-go build -o "$BIN/pullpath-node" ./cmd/pullpath-node
+# Static and -trimpath, as hack/release.sh builds what ships.
+CGO_ENABLED=0 go build -trimpath -o "$BIN/pullpath" ./cmd/pullpath
+CGO_ENABLED=0 go build -trimpath -o "$BIN/pullpath-node" ./cmd/pullpath-node
+go build -o "$BIN/starttime" ./bench/starttime
 go build -o "$BIN/labd" ./bench/labd
 go build -o "$BIN/shaceiling" ./bench/shaceiling
 go build -o "$BIN/rsswatch" ./bench/rsswatch
@@ -357,37 +359,22 @@ fi
 
 # ---------------------------------------------------------------- P6
 # P6: start time (version; a fast-fault probe) against hello world, warm
-# page cache, and GODEBUG=inittrace=1.
-P6RUNS=30
+# page cache, with bench/starttime: it execs each command itself (no shell
+# or date(1) between the clock reads, which would add the same milliseconds
+# to every command and shrink the ratios), P6RUNS times, interleaved so
+# that load falls on all alike, and counts inits with GODEBUG=inittrace=1.
+P6RUNS=${BENCH_P6RUNS:-100}
 NXROOT=$(jq -r '.scenarios[] | select(.name=="dns-nxdomain") | .root' "$LAB")
 NXIMG=$(jq -r '.scenarios[] | select(.name=="dns-nxdomain") | .image' "$LAB")
-startus() { # FILE CMD...: median wall µs of P6RUNS runs of CMD into FILE, median CPU µs (user+sys) into FILE.cpu
-  local f=$1; shift
-  "$@" >/dev/null 2>&1 || true
-  for _ in $(seq "$P6RUNS"); do
-    local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N)
-    echo $(((e - s) / 1000))
-  done | median >"$f"
-  for _ in $(seq "$P6RUNS"); do
-    "$RSSW" -o "$f.json" -- "$@" >/dev/null 2>&1 || true
-    jq -r '(.userS + .sysS) * 1e6 | round' "$f.json"
-  done | median >"$f.cpu"
-}
-inittrace() { # FILE CMD...: "inits ms" of GODEBUG=inittrace=1 (median ms of 5 runs)
-  local f=$1; shift
-  for _ in 1 2 3 4 5; do
-    GODEBUG=inittrace=1 "$@" 2>&1 >/dev/null | awk '$1 == "init" {n++; ms += $5} END {printf "%d %.2f\n", n, ms}'
-  done | sort -k2 -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}' >"$f"
-}
 if [[ " $PARTS " == *" p6 "* ]]; then
-  log "P6: start times, $P6RUNS runs each"
-  startus "$W/res/p6-hello.us" "$BIN/hello"
-  inittrace "$W/res/p6-hello.init" "$BIN/hello"
-  for tool in pullpath-node pullpath; do
-    startus "$W/res/p6-$tool-version.us" "$BIN/$tool" version
-    startus "$W/res/p6-$tool-fault.us" "$BIN/$tool" probe "$NXIMG" --root "$NXROOT" --timeout 2s -o json
-    inittrace "$W/res/p6-$tool.init" "$BIN/$tool" version
-  done
+  log "P6: start times, $P6RUNS interleaved runs each"
+  # label wall-ms cpu-ms inits init-ms, one line per command
+  "$BIN/starttime" -n "$P6RUNS" -inittrace "hello=$BIN/hello" \
+    "pullpath-node-version=$BIN/pullpath-node version" \
+    "pullpath-node-fault=$BIN/pullpath-node probe $NXIMG --root $NXROOT --timeout 2s -o json" \
+    "pullpath-version=$BIN/pullpath version" \
+    "pullpath-fault=$BIN/pullpath probe $NXIMG --root $NXROOT --timeout 2s -o json" |
+    awk 'NR > 1 {gsub(/ms/, "", $2); gsub(/ms/, "", $4); print $1, $2, $4, $6, $7}' >"$W/res/p6.txt"
 fi
 
 # ---------------------------------------------------------------- table
@@ -419,7 +406,9 @@ if [[ " $PARTS " == *" p0 "* ]]; then
         what=$(go list -deps "./cmd/$tool" | awk '
           /^github.com\/distribution\/distribution/ {d = 1} /^k8s.io\/client-go\/kubernetes$/ {k = 1}
           /^google.golang.org\/grpc$/ {g = 1} /^go.opentelemetry.io\/otel\/exporters/ {o = 1} /^github.com\/redis\/go-redis/ {r = 1} $0 == "plugin" {p = 1}
-          END {s = ""; if (d) s = s " lab(distribution v3)"; if (r) s = s " go-redis"; if (o) s = s " otel-exporters"; if (k) s = s " client-go"; if (g) s = s " grpc(CRI)"; if (p) s = s " plugin"; print s}')
+          /^github.com\/containerd\/containerd\/v2\/core\/remotes\/docker\/config$/ {h = 1} /^github.com\/prometheus\/client_golang\/prometheus$/ {m = 1}
+          END {s = ""; if (d) s = s " lab(distribution v3)"; if (r) s = s " go-redis"; if (o) s = s " otel-exporters"; if (k) s = s " client-go"; if (g) s = s " grpc(CRI)"; if (p) s = s " plugin";
+               if (h) s = s " containerd-hosts.toml"; if (m) s = s " client_golang"; print s}')
         links="$pk packages, $links;$what" ;;
     esac
     fmtrow P0 "binary" "$tool $(version_of "$tool")" "$size" "-" "-" "-" "$links"
@@ -473,7 +462,7 @@ fi
 if [[ " $PARTS " == *" p2 "* ]]; then
   for sc in $FAULTS; do
     pp=$(cat "$W"/res/p2-"$sc"-*.wallus 2>/dev/null | median)
-    inproc=$(for f in "$W"/res/p2-"$sc"-*.json; do jq -r '.ms' "$f" 2>/dev/null; done | median)
+    inproc=$(for f in "$W"/res/p2-"$sc"-*.json; do jq -r '.duration_ms' "$f" 2>/dev/null; done | median)
     cause=$(cat "$W/res/p2-$sc.cause" 2>/dev/null || echo "?")
     ppms=$(awk -v u="$pp" 'BEGIN {printf "%.0f", u / 1000}')
     tgt=""
@@ -505,20 +494,16 @@ if [[ " $PARTS " == *" p5 "* ]]; then
 fi
 
 if [[ " $PARTS " == *" p6 "* ]]; then
-  h=$(cat "$W/res/p6-hello.us")
-  hc=$(cat "$W/res/p6-hello.us.cpu")
-  read -r hn hms <"$W/res/p6-hello.init"
-  fmtrow P6 "start (hello world)" "go $(go env GOVERSION | sed 's/^go//')" "$(awk -v u="$h" 'BEGIN {printf "%.1f ms", u / 1000}')" "-" "-" \
-    "-" "CPU $(awk -v u="$hc" 'BEGIN {printf "%.1f ms", u / 1000}'); $hn inits, $hms ms of init"
+  read -r _ h hc hn hms < <(awk '$1 == "hello"' "$W/res/p6.txt")
+  fmtrow P6 "start (hello world)" "go $(go env GOVERSION | sed 's/^go//')" "$h ms" "-" "-" \
+    "-" "CPU $hc ms; $hn inits, $hms ms of init ($P6RUNS runs, bench/starttime)"
   for tool in pullpath-node pullpath; do
-    read -r n ms <"$W/res/p6-$tool.init"
     for what in version fault; do
-      u=$(cat "$W/res/p6-$tool-$what.us")
-      c=$(cat "$W/res/p6-$tool-$what.us.cpu")
+      read -r _ u c n ms < <(awk -v l="$tool-$what" '$1 == l' "$W/res/p6.txt")
       label="start: version"; [ "$what" = fault ] && label="start: fast fault"
       tgt=""
       [ "$tool" = pullpath-node ] && tgt=$(awk -v u="$u" -v h="$h" 'BEGIN {r = u / h; printf " %s", (r <= 2 ? "✔ ≤ 2×" : "✘ > 2×")}')
-      fmtrow P6 "$label" "$tool" "$(awk -v u="$u" 'BEGIN {printf "%.1f ms", u / 1000}')" "-" "-" "-" \
+      fmtrow P6 "$label" "$tool" "$u ms" "-" "-" "-" \
         "wall $(awk -v u="$u" -v h="$h" 'BEGIN {printf "%.2f× hello", u / h}')$tgt, CPU $(awk -v u="$c" -v h="$hc" 'BEGIN {printf "%.2f×", u / h}'); $n inits, $ms ms of init"
     done
   done

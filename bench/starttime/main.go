@@ -64,14 +64,18 @@ func main() {
 		}
 	}
 	base := cmds[0]
-	fmt.Printf("%-12s %10s %8s %10s %8s", "command", "wall", "ratio", "cpu", "ratio")
+	wl := len("command")
+	for _, c := range cmds {
+		wl = max(wl, len(c.label))
+	}
+	fmt.Printf("%-*s %10s %8s %10s %8s", wl, "command", "wall", "ratio", "cpu", "ratio")
 	if *trace {
 		fmt.Printf(" %6s %9s", "inits", "init ms")
 	}
 	fmt.Printf("   (medians of %d runs)\n", *n)
 	for _, c := range cmds {
 		w, u := median(c.wall), median(c.cpu)
-		fmt.Printf("%-12s %8.2fms %7.2fx %8.2fms %7.2fx", c.label, ms(w), ms(w)/ms(median(base.wall)), ms(u), ms(u)/ms(median(base.cpu)))
+		fmt.Printf("%-*s %8.2fms %7.2fx %8.2fms %7.2fx", wl, c.label, ms(w), ms(w)/ms(median(base.wall)), ms(u), ms(u)/ms(median(base.cpu)))
 		if *trace {
 			fmt.Printf(" %6d %9.2f", c.inits, c.initMillis)
 		}

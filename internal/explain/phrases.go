@@ -7,39 +7,57 @@ import (
 
 // The classifier asks a few hundred "does the text contain this phrase"
 // questions per message. Instead of one substring scan per phrase, every
-// phrase is registered once (newSet, at package initialisation) and an
-// Aho–Corasick automaton finds all of them in one linear pass over the
-// lowercased text; the predicates then test bits.
+// phrase is registered once and an Aho–Corasick automaton finds all of
+// them in one linear pass over the lowercased text; the predicates then
+// test bits. The sets are declared at package initialisation (newSet only
+// records them) and numbered, with the automaton, at the first scan, so
+// that a command that explains nothing (every start of the node binary)
+// does not pay for it.
 
 var (
+	phraseSets []*phraseSet // every set, in declaration order
 	phraseList []string
-	phraseIDs  = map[string]int{}
+	phraseIDs  map[string]int
 	automaton  *acMachine
 	buildOnce  sync.Once
 )
 
-// phraseSet is a set of registered phrases, as a bitset over phrase IDs.
+// phraseSet is a set of registered phrases, as a bitset over phrase IDs
+// (filled by build).
 type phraseSet struct {
-	bits []uint64
+	phrases []string
+	bits    []uint64
 }
 
-// newSet registers phrases (lowercase) and returns their set. It must only
-// be called during package initialisation.
+// newSet declares a set of phrases (lowercase). It must only be called
+// during package initialisation.
 func newSet(phrases ...string) *phraseSet {
-	s := &phraseSet{}
-	for _, p := range phrases {
-		id, ok := phraseIDs[p]
-		if !ok {
-			id = len(phraseList)
-			phraseIDs[p] = id
-			phraseList = append(phraseList, p)
-		}
-		for len(s.bits) <= id/64 {
-			s.bits = append(s.bits, 0)
-		}
-		s.bits[id/64] |= 1 << (id % 64)
-	}
+	s := &phraseSet{phrases: phrases}
+	phraseSets = append(phraseSets, s)
 	return s
+}
+
+// build numbers every declared phrase, fills the sets' bits and compiles
+// the automaton, once.
+func build() {
+	buildOnce.Do(func() {
+		phraseIDs = map[string]int{}
+		for _, s := range phraseSets {
+			for _, p := range s.phrases {
+				id, ok := phraseIDs[p]
+				if !ok {
+					id = len(phraseList)
+					phraseIDs[p] = id
+					phraseList = append(phraseList, p)
+				}
+				for len(s.bits) <= id/64 {
+					s.bits = append(s.bits, 0)
+				}
+				s.bits[id/64] |= 1 << (id % 64)
+			}
+		}
+		automaton = buildAC(phraseList)
+	})
 }
 
 // maxPhraseWords bounds the phrase IDs: hits is a fixed array, so that a
@@ -68,7 +86,7 @@ func (h hits) any(s *phraseSet) bool {
 
 // scanPhrases finds every registered phrase in l (already lowercase).
 func scanPhrases(l string) hits {
-	buildOnce.Do(func() { automaton = buildAC(phraseList) })
+	build()
 	return automaton.scan(l)
 }
 
@@ -195,8 +213,8 @@ func (m *acMachine) scan(l string) hits {
 // has reports whether t contains phrase p: a bit test when p is
 // registered, a substring search otherwise.
 func (t *txt) has(p string) bool {
+	build()
 	if id, ok := phraseIDs[p]; ok {
-		buildOnce.Do(func() { automaton = buildAC(phraseList) })
 		return t.h.bits[id/64]&(1<<(id%64)) != 0
 	}
 	return strings.Contains(t.l, p)
