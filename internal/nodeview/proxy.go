@@ -89,9 +89,6 @@ func readContainerdService(root string) containerdService {
 	return svc
 }
 
-// loadProxy reads containerd's proxy environment under root.
-func loadProxy(root string) Proxy { return proxyOf(readContainerdService(root)) }
-
 // proxyOf is the proxy environment of containerd's service.
 func proxyOf(svc containerdService) Proxy {
 	env, sources := svc.env, svc.sources

@@ -7,6 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// loadProxy reads containerd's proxy environment under root, as Load does.
+func loadProxy(root string) Proxy { return proxyOf(readContainerdService(root)) }
+
 func TestLoadProxy(t *testing.T) {
 	tests := []struct {
 		name  string

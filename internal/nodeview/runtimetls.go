@@ -31,12 +31,10 @@ type RuntimeBinary struct {
 // runtimeBinaries are where distributions install containerd.
 var runtimeBinaries = []string{"/usr/bin/containerd", "/usr/local/bin/containerd", "/usr/sbin/containerd"}
 
-// loadRuntime finds the containerd binary under root (the unit's ExecStart
-// first, as systemd would start it) and reads its Go build information.
-func loadRuntime(root string) RuntimeBinary { return runtimeOf(root, readContainerdService(root)) }
-
-// runtimeOf is loadRuntime for a service already read. It reads only the
-// binary's headers and build-info section, never executes it.
+// runtimeOf finds the containerd binary of svc under root (the unit's
+// ExecStart first, as systemd would start it) and reads its Go build
+// information. It reads only the binary's headers and build-info section,
+// never executes it.
 func runtimeOf(root string, svc containerdService) RuntimeBinary {
 	var cands []string
 	if svc.exec != "" {

@@ -11,6 +11,9 @@ import (
 	"testing"
 )
 
+// loadRuntime reads containerd's service and binary under root, as Load does.
+func loadRuntime(root string) RuntimeBinary { return runtimeOf(root, readContainerdService(root)) }
+
 func TestClientHelloCurves(t *testing.T) {
 	classic := []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384, tls.CurveP521}
 	mlkem := append([]tls.CurveID{tls.X25519MLKEM768}, classic...)
