@@ -27,6 +27,10 @@ type Result struct {
 	// Ambiguous lists other readings, each "cause: sentence", when the
 	// text is honestly ambiguous.
 	Ambiguous []string `json:"ambiguous,omitempty"`
+	// Sandbox is set when the message is the pull of the node's sandbox
+	// (pause) image that pod sandbox creation started: Image is then that
+	// image, not the container's.
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Failed reports whether r names a pull failure (any layer but none).

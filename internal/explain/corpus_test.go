@@ -31,11 +31,22 @@ type record struct {
 	// Split is "train" for a record whose thread hashes to the dev set
 	// but that a rule was written against (see devSplit).
 	Split string `json:"split,omitempty"`
+	// Image is the image the finding must name, when the record says
+	// (the sandbox image of a sandbox pull).
+	Image string `json:"image,omitempty"`
+	// Sandbox is set when the message is the sandbox (pause) image's pull.
+	Sandbox bool `json:"sandbox,omitempty"`
+	// Endpoints lists every endpoint the text names, in the runtime's
+	// plan order, each "host role cause", when the record says.
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
-func loadCorpus(tb testing.TB) []record {
+func loadCorpus(tb testing.TB) []record { return loadRecords(tb, "corpus.jsonl") }
+
+// loadRecords reads one JSON-lines file of records under testdata.
+func loadRecords(tb testing.TB, name string) []record {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("testdata", "corpus.jsonl"))
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -50,16 +61,16 @@ func loadCorpus(tb testing.TB) []record {
 		}
 		var r record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			tb.Fatalf("corpus.jsonl line %d: %v", n, err)
+			tb.Fatalf("%s line %d: %v", name, n, err)
 		}
 		if r.Msg == "" || r.Source == "" || r.Cause == "" {
-			tb.Fatalf("corpus.jsonl line %d: msg, source and cause are required", n)
+			tb.Fatalf("%s line %d: msg, source and cause are required", name, n)
 		}
 		if verdict.LayerOf(r.Cause) != verdict.Layer(r.Layer) {
-			tb.Fatalf("corpus.jsonl line %d: cause %q is not of layer %q", n, r.Cause, r.Layer)
+			tb.Fatalf("%s line %d: cause %q is not of layer %q", name, n, r.Cause, r.Layer)
 		}
 		if _, ok := verdict.Lookup(r.Cause); !ok {
-			tb.Fatalf("corpus.jsonl line %d: cause %q is not in the catalogue", n, r.Cause)
+			tb.Fatalf("%s line %d: cause %q is not in the catalogue", name, n, r.Cause)
 		}
 		out = append(out, r)
 	}
