@@ -31,6 +31,23 @@ type Result struct {
 	// (pause) image that pod sandbox creation started: Image is then that
 	// image, not the container's.
 	Sandbox bool `json:"sandbox,omitempty"`
+	// Endpoints lists every endpoint the text names when it names more than
+	// one (containers/image's "(Mirrors also failed: ...)"), in the
+	// runtime's plan order, each with its own failure and role. The
+	// verdict is the failure of the first one that failed.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one endpoint a message names, with its own failure.
+type Endpoint struct {
+	// Host is the endpoint's host; Endpoint is host:port.
+	Host     string        `json:"host"`
+	Endpoint string        `json:"endpoint,omitempty"`
+	Role     verdict.Role  `json:"role,omitempty"`
+	Layer    verdict.Layer `json:"layer"`
+	Cause    string        `json:"cause,omitempty"`
+	// Evidence is that endpoint's error text, redacted.
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Failed reports whether r names a pull failure (any layer but none).
@@ -56,6 +73,7 @@ func classify(msg, imageHint string) Result {
 	}
 	var p part
 	var others []part
+	var endpoints []Endpoint
 	switch {
 	case o.cause != "":
 		p = part{cause: o.cause, runtime: "kubelet", evidence: Redact(capText(s, 600))}
@@ -69,6 +87,10 @@ func classify(msg, imageHint string) Result {
 			dl = l[len(s)-len(o.detail):]
 		} else {
 			dl = lowerASCII(o.detail)
+		}
+		if mp := splitMirrors(o.detail, dl); mp != nil {
+			p, endpoints = planOrder(mp, detectRuntime(s, full))
+			break
 		}
 		var oneP, oneL [1]string
 		parts, lower := splitAggregate(o.detail, dl)
@@ -102,7 +124,7 @@ func classify(msg, imageHint string) Result {
 		}
 	}
 	if p.cause == "" {
-		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
+		return Result{Image: o.image, Runtime: p.runtime, Sandbox: o.sandbox, Verdict: verdict.Verdict{
 			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
 	}
 	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob && p.role != verdict.RoleProxy {
@@ -121,7 +143,7 @@ func classify(msg, imageHint string) Result {
 			p.port = imagePort(o.image)
 		}
 	}
-	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime}
+	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime, Sandbox: o.sandbox, Endpoints: endpoints}
 	endpoint := ""
 	if p.host != "" {
 		port := p.port
@@ -287,6 +309,9 @@ type outer struct {
 	detail  string
 	cause   string
 	kubelet bool
+	// sandbox is set when the pull is the sandbox image's, started by pod
+	// sandbox creation; image is then the sandbox image.
+	sandbox bool
 }
 
 // unwrapOuter strips the kubelet's wrappers (Failed to pull image,
@@ -296,6 +321,9 @@ func unwrapOuter(s string, t *txt) outer {
 	l := t.l
 	o := outer{detail: s}
 	o.image = findImage(s, t)
+	if img := sandboxImage(s, t); img != "" {
+		o.image, o.sandbox = img, true
+	}
 	switch {
 	case t.has("with pull policy of never") || t.has("errimageneverpull"):
 		o.cause, o.kubelet = "config.never-pull", true
@@ -454,6 +482,165 @@ func findImage(s string, t *txt) string {
 		return img
 	}
 	return leadingRef(s)
+}
+
+// sandboxImage returns the sandbox (pause) image whose pull a pod sandbox
+// creation failed on, or "": containerd's `failed to get sandbox image
+// "<ref>"` and `failed to inspect sandbox image "<ref>"`, dockershim's
+// `failed pulling image "<ref>"` and a kubelet pull wrapper inside a
+// `Failed to create pod sandbox` / `CreatePodSandbox` / `RunPodSandbox`
+// text. The image is the runtime's sandbox image (containerd's
+// sandbox_image / pinned sandbox image, CRI-O's pause_image, the kubelet's
+// --pod-infra-container-image with dockershim), not the container's.
+func sandboxImage(s string, t *txt) string {
+	if !t.h.any(psSandbox) {
+		return ""
+	}
+	for _, pre := range []string{"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ",
+		"failed to pull image ", "initializing source docker://"} {
+		if !t.has(pre) {
+			continue
+		}
+		if img, ok := quotedAfter(s, t.l, pre); ok && plausibleRef(img) {
+			return img
+		}
+		if pre == "initializing source docker://" {
+			if w, _ := wordAfter(s, t.l, pre); w != "" && plausibleRef(w) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// mirrorPart is one endpoint's attempt in a containers/image message that
+// names several: the reference tried there, its error text (and the
+// lowercase copy), and whether it was a mirror or the primary location.
+type mirrorPart struct {
+	ref, text, lower string
+	mirror           bool
+}
+
+// splitMirrors splits containers/image's report of a pull that failed on
+// every endpoint, `(Mirrors also failed: [<ref>: <err>] [<ref>: <err>]):
+// <primary ref>: <primary err>` (the mirrors in the order tried, the
+// primary last), into its attempts in that order. dl is the lowercase copy
+// of d. A text without the wrapper gives nil.
+func splitMirrors(d, dl string) []mirrorPart {
+	const w = "(mirrors also failed: "
+	i := strings.Index(dl, w)
+	if i < 0 {
+		return nil
+	}
+	var out []mirrorPart
+	j := i + len(w)
+	for len(out) < 16 {
+		for j < len(d) && d[j] == ' ' {
+			j++
+		}
+		if j >= len(d) || d[j] != '[' {
+			break
+		}
+		// The item ends at the "]" that a "[", a ")" or the end follows:
+		// an error text may hold brackets of its own.
+		end := -1
+		for k := j + 1; k < len(d); {
+			c := strings.IndexByte(d[k:], ']')
+			if c < 0 {
+				break
+			}
+			k += c
+			rest := strings.TrimLeft(d[k+1:], " ")
+			if rest == "" || rest[0] == '[' || rest[0] == ')' {
+				end = k
+				break
+			}
+			k++
+		}
+		if end < 0 {
+			end = len(d)
+		}
+		if ref, text, lower, ok := cutAttempt(d[j+1:end], dl[j+1:end]); ok {
+			out = append(out, mirrorPart{ref: ref, text: text, lower: lower, mirror: true})
+		}
+		j = end + 1
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for j < len(d) && d[j] == ' ' {
+		j++
+	}
+	if j < len(d) && d[j] == ')' {
+		rest, restL := d[j+1:], dl[j+1:]
+		if strings.HasPrefix(rest, ": ") {
+			if ref, text, lower, ok := cutAttempt(rest[2:], restL[2:]); ok {
+				out = append(out, mirrorPart{ref: ref, text: text, lower: lower})
+			}
+		}
+	}
+	return out
+}
+
+// cutAttempt splits `<ref>: <error>` into the reference and the error.
+func cutAttempt(s, l string) (ref, text, lower string, ok bool) {
+	i := strings.Index(s, ": ")
+	if i <= 0 {
+		return "", "", "", false
+	}
+	ref = strings.TrimSpace(s[:i])
+	if !plausibleRef(ref) || !strings.Contains(ref, "/") {
+		return "", "", "", false
+	}
+	return ref, strings.TrimSpace(s[i+2:]), strings.TrimSpace(l[i+2:]), true
+}
+
+// planOrder analyses every attempt of a several-endpoint message and
+// returns the verdict part, the failure of the first endpoint in the
+// runtime's plan order that names one, with every endpoint and its own
+// failure. Each attempt's host is the registry of the reference tried
+// there when the error names none; a mirror's role is mirror.
+func planOrder(mp []mirrorPart, runtime string) (part, []Endpoint) {
+	parts := make([]part, len(mp))
+	eps := make([]Endpoint, 0, len(mp))
+	first := -1
+	for k, m := range mp {
+		e := analyze(m.text, newTxt(m.lower), m.ref)
+		if e.host == "" && needsHost(e.cause) && e.role != verdict.RoleBlob && e.role != verdict.RoleProxy {
+			e.host, e.port = imageDomain(m.ref), imagePort(m.ref)
+		}
+		if needsHost(e.cause) {
+			switch {
+			case m.mirror && (e.role == verdict.RoleNone || e.role == verdict.RoleRegistry):
+				e.role = verdict.RoleMirror
+			case !m.mirror && e.role == verdict.RoleNone:
+				e.role = verdict.RoleRegistry
+			}
+		}
+		if e.runtime == "" {
+			e.runtime = runtime
+		}
+		parts[k] = e
+		if first < 0 && e.cause != "" {
+			first = k
+		}
+		ep := Endpoint{Host: e.host, Role: e.role, Layer: verdict.LayerOf(e.cause), Cause: e.cause, Evidence: e.evidence}
+		if e.cause == "" {
+			ep.Layer = verdict.LayerNone
+		}
+		if e.host != "" {
+			port := e.port
+			if port == "" {
+				port = "443"
+			}
+			ep.Endpoint = joinHostPort(e.host, port)
+		}
+		eps = append(eps, ep)
+	}
+	if first < 0 {
+		first = 0
+	}
+	return parts[first], eps
 }
 
 // hasDomain reports whether a reference starts with a registry domain
@@ -831,6 +1018,8 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "runtime.disk"
 	case isKubeletThrottle(t):
 		return "runtime.throttled"
+	case isContentStore(t):
+		return "runtime.content-store"
 	case isDigest(t):
 		return "transfer.digest"
 	case isSize(t):
@@ -876,6 +1065,14 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "authz.ip-denied"
 	case isRateLimit(t, status):
 		return "registry.ratelimit"
+	case isNoProgress(t):
+		return "transfer.no-progress"
+	case isHeaderWait(t):
+		if blob {
+			// Headers that never came for a layer download.
+			return "transfer.timeout"
+		}
+		return "registry.no-answer"
 	case isConnectTimeout(t):
 		if blob && (t.h.any(pc4) || t.has("read: connection timed out")) {
 			// Headers or bytes that stopped coming during a download.
@@ -883,12 +1080,13 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		}
 		return "route.timeout"
 	case isReadTimeout(t):
-		if blob || t.has("cancel pulling image") {
-			// containerd's (and dockershim's) no-progress watchdog
-			// cancels a running download.
+		if blob {
+			// The bytes of a running download stopped coming.
 			return "transfer.timeout"
 		}
-		return "route.timeout"
+		// A read timed out: the connection was made and the answer
+		// never came.
+		return "registry.no-answer"
 	case isTLSOther(t):
 		return "tls.handshake"
 	case isReset(t):
@@ -956,14 +1154,20 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "route.connect"
 	case isFilesystem(t):
 		return "runtime.error"
-	case isReadTimeout(t) || t.has("cancel pulling image"):
+	case isReadTimeout(t):
 		return "transfer.timeout"
+	case isRuntimeCanceled(t):
+		return "transfer.no-progress"
+	case isKubeletDeadline(t):
+		return "unknown.kubelet-deadline"
 	case isDeadline(t) && blob:
 		// A deadline while a named download ran: the download stalled.
 		return "transfer.timeout"
 	case isDeadline(t):
 		return "unknown.deadline"
-	case t.h.any(pc7) || isCanceled(t):
+	case isCanceled(t):
+		return "unknown.canceled"
+	case t.h.any(pc7):
 		return "unknown"
 	}
 	return ""
@@ -1140,11 +1344,13 @@ func ambiguity(p part, l, image string) []string {
 	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
 	case p.cause == "route.timeout" && strings.Contains(l, "awaiting headers"):
-		out = append(out, "registry.unavailable: the connection may have opened and the registry or a proxy sent no response headers in time; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
+		out = append(out, "registry.no-answer: while Go waits for a connection it also waits for a proxy's answer to CONNECT and for the TLS handshake, so a proxy that accepted the connection and never answered reads the same; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
 	case p.cause == "route.timeout" && strings.Contains(l, "dial tcp: i/o timeout"):
 		out = append(out, "dns.timeout: Go reports `dial tcp: i/o timeout` without an address when the deadline passed while the name was still being resolved — resolve the host from the node")
-	case p.cause == "unknown" && (strings.Contains(l, "context canceled") || strings.Contains(l, "request canceled")):
-		out = append(out, "transfer.timeout: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
+	case p.cause == "unknown.canceled":
+		out = append(out, "transfer.no-progress: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
+	case p.cause == "transfer.no-progress" && !strings.Contains(l, "no progress"):
+		out = append(out, "unknown.canceled: read from containerd's own log rather than from the kubelet's event, the same line follows a cancellation by the kubelet (the pod deleted while its image was pulling) — the kubelet's event for the pod says which")
 	}
 	_ = image
 	return out
@@ -1261,12 +1467,15 @@ func indexIf(t *txt, p string) int {
 }
 
 // Phrases looked up with has/indexIf, registered so that they are bit tests.
+var psSandbox = newSet("sandbox image ", "pod sandbox", "podsandbox")
+
 var psLookups = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
 	"failed to apply default image tag", "invalidimagename", "with pull policy of never", "errimageneverpull",
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
-	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out")
+	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out",
+	"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ", "initializing source docker://")
 
 // isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
 // "lookup <name> on <server>: ", where name is a host name (has a dot), so

@@ -118,6 +118,26 @@ func devSplit(r record) bool {
 // whose dev records the rules get wrong can still be added honestly.
 const devFloor = 95.0
 
+// extrasMatch checks what a record says beyond the verdict: the sandbox
+// image a sandbox pull names, and every endpoint with its role and cause.
+func extrasMatch(r record, res Result) bool {
+	if r.Sandbox && (!res.Sandbox || r.Image != "" && !sameImage(res.Image, r.Image)) || !r.Sandbox && res.Sandbox {
+		return false
+	}
+	if r.Endpoints == nil {
+		return true
+	}
+	if len(r.Endpoints) != len(res.Endpoints) {
+		return false
+	}
+	for i, e := range res.Endpoints {
+		if r.Endpoints[i] != e.Host+" "+string(e.Role)+" "+e.Cause {
+			return false
+		}
+	}
+	return true
+}
+
 // tally counts records and right answers for one layer.
 type tally struct{ n, layerOK, exactOK int }
 
@@ -157,7 +177,7 @@ func TestCorpus(t *testing.T) {
 	for i, r := range recs {
 		res := Classify(r.Msg)
 		g := record{Layer: string(res.Verdict.Layer), Cause: res.Verdict.Cause, Role: string(res.Verdict.Role), Host: res.Host}
-		ok := g.Layer == r.Layer && g.Cause == r.Cause && g.Role == r.Role && g.Host == r.Host
+		ok := g.Layer == r.Layer && g.Cause == r.Cause && g.Role == r.Role && g.Host == r.Host && extrasMatch(r, res)
 		if devSplit(r) {
 			add(dev, r.Layer, g.Layer == r.Layer, ok)
 			if r.Batch != "" {
@@ -179,8 +199,8 @@ func TestCorpus(t *testing.T) {
 			continue
 		}
 		wrong++
-		t.Errorf("record %d (%s)\nClassify(%q)\n = layer %q cause %q role %q host %q\nwant layer %q cause %q role %q host %q",
-			i+1, r.Source, r.Msg, g.Layer, g.Cause, g.Role, g.Host, r.Layer, r.Cause, r.Role, r.Host)
+		t.Errorf("record %d (%s)\nClassify(%q)\n = layer %q cause %q role %q host %q sandbox %v image %q endpoints %v\nwant layer %q cause %q role %q host %q sandbox %v image %q endpoints %q",
+			i+1, r.Source, r.Msg, g.Layer, g.Cause, g.Role, g.Host, res.Sandbox, res.Image, res.Endpoints, r.Layer, r.Cause, r.Role, r.Host, r.Sandbox, r.Image, r.Endpoints)
 	}
 	layers := map[string]bool{}
 	for l := range train {

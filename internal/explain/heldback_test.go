@@ -23,7 +23,7 @@ import (
 // fails: the target of 95% is reported by the test; the floor sits under
 // it so that a new batch of unseen messages can be added honestly even
 // when the rules get some of them wrong.
-const heldBackFloor = 80.0
+const heldBackFloor = 90.0
 
 // similarityLimit is the contamination rule's bound on token similarity.
 const similarityLimit = 0.8
