@@ -174,8 +174,21 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	wrong := 0
+	// Blob-host recall: records whose failing host is a blob host, and how
+	// many of them the classifier names that host for.
+	var blobTrain, blobDev tally
 	for i, r := range recs {
 		res := Classify(r.Msg)
+		if r.Role == string(verdict.RoleBlob) && r.Host != "" {
+			bt := &blobTrain
+			if devSplit(r) {
+				bt = &blobDev
+			}
+			bt.n++
+			if res.Host == r.Host {
+				bt.layerOK++
+			}
+		}
 		g := record{Layer: string(res.Verdict.Layer), Cause: res.Verdict.Cause, Role: string(res.Verdict.Role), Host: res.Host}
 		ok := g.Layer == r.Layer && g.Cause == r.Cause && g.Role == r.Role && g.Host == r.Host && extrasMatch(r, res)
 		if devSplit(r) {
@@ -260,6 +273,8 @@ func TestCorpus(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%-9s %6d %7s %7s | %5d %7s %7s\n", "all", at.n, pct(at.layerOK, at.n), pct(at.exactOK, at.n), bt.n, pct(bt.layerOK, bt.n), pct(bt.exactOK, bt.n))
 	}
+	fmt.Fprintf(&b, "blob-host recall: train %d/%d %s, dev %d/%d %s\n", blobTrain.layerOK, blobTrain.n, pct(blobTrain.layerOK, blobTrain.n),
+		blobDev.layerOK, blobDev.n, pct(blobDev.layerOK, blobDev.n))
 	t.Log("\n" + b.String())
 	if dt.n > 0 && 100*float64(dt.layerOK)/float64(dt.n) < devFloor {
 		t.Errorf("dev-set layer accuracy %s is below the floor %.1f%%", pct(dt.layerOK, dt.n), devFloor)

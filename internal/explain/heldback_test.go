@@ -120,6 +120,7 @@ func TestHeldBack(t *testing.T) {
 	var all tally
 	blobN, blobOK := 0, 0
 	sandN, sandOK := 0, 0
+	batches := map[string]*tally{}
 	for _, r := range held {
 		res := Classify(r.Msg)
 		layerOK := string(res.Verdict.Layer) == r.Layer
@@ -129,7 +130,12 @@ func TestHeldBack(t *testing.T) {
 			tl = &tally{}
 			per[r.Layer] = tl
 		}
-		for _, x := range []*tally{tl, &all} {
+		bt := batches[r.Batch]
+		if bt == nil {
+			bt = &tally{}
+			batches[r.Batch] = bt
+		}
+		for _, x := range []*tally{tl, &all, bt} {
 			x.n++
 			if layerOK {
 				x.layerOK++
@@ -164,6 +170,15 @@ func TestHeldBack(t *testing.T) {
 		fmt.Fprintf(&b, "%-9s %5d %7s %7s\n", l, x.n, pct(x.layerOK, x.n), pct(x.exactOK, x.n))
 	}
 	fmt.Fprintf(&b, "%-9s %5d %7s %7s\n", "all", all.n, pct(all.layerOK, all.n), pct(all.exactOK, all.n))
+	names := make([]string, 0, len(batches))
+	for n := range batches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		x := batches[n]
+		fmt.Fprintf(&b, "batch %-11s %3d %7s %7s\n", n, x.n, pct(x.layerOK, x.n), pct(x.exactOK, x.n))
+	}
 	fmt.Fprintf(&b, "blob-host recall: %d/%d %s\n", blobOK, blobN, pct(blobOK, blobN))
 	fmt.Fprintf(&b, "sandbox pulls read as the sandbox image's pull: %d/%d %s\n", sandOK, sandN, pct(sandOK, sandN))
 	t.Log("\n" + b.String())
