@@ -88,9 +88,11 @@ func classify(msg, imageHint string) Result {
 		} else {
 			dl = lowerASCII(o.detail)
 		}
-		if mp := splitMirrors(o.detail, dl); mp != nil {
-			p, endpoints = planOrder(mp, detectRuntime(s, full))
-			break
+		if full.has("(mirrors also failed: ") {
+			if mp := splitMirrors(o.detail, dl); mp != nil {
+				p, endpoints = planOrder(mp, detectRuntime(s, full))
+				break
+			}
 		}
 		var oneP, oneL [1]string
 		parts, lower := splitAggregate(o.detail, dl)
@@ -169,6 +171,12 @@ func classify(msg, imageHint string) Result {
 		Evidence: p.evidence,
 	}
 	r.Ambiguous = ambiguity(p, l, o.image)
+	for _, e := range endpoints[min(1, len(endpoints)):] {
+		if e.Cause != "" && e.Cause != p.cause {
+			r.Ambiguous = append(r.Ambiguous, e.Cause+": the runtime also tried "+verdict.RolePhrase(e.Role)+" "+e.Endpoint+
+				" and it failed differently; the verdict is the first endpoint's, in the order the runtime tried them ("+capText(e.Evidence, 200)+")")
+		}
+	}
 	for _, op := range others {
 		r.Ambiguous = append(r.Ambiguous, op.cause+": the kubelet tried more than one credential and with another one the pull failed differently ("+capText(op.evidence, 200)+")")
 		if strings.HasPrefix(op.cause, "auth.") && layer == verdict.LayerManifest {
@@ -1475,7 +1483,8 @@ var psLookups = newSet("back-off pulling image ", "failed to pull image ", "imag
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
 	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out",
-	"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ", "initializing source docker://")
+	"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ", "initializing source docker://",
+	"(mirrors also failed: ")
 
 // isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
 // "lookup <name> on <server>: ", where name is a host name (has a dot), so

@@ -120,5 +120,9 @@ func pullRelated(m Message) bool {
 // isSandboxPull reports whether a text is a pod sandbox creation that
 // failed pulling the sandbox image.
 func isSandboxPull(text string) bool {
-	return sandboxImage(text, newTxt(lowerASCII(text))) != ""
+	l := lowerASCII(text)
+	if !strings.Contains(l, "sandbox") {
+		return false
+	}
+	return sandboxImage(text, newTxt(l)) != ""
 }

@@ -315,6 +315,10 @@ func TestMirrorsEndpoints(t *testing.T) {
 	if r.Verdict.Cause != "route.refused" || r.Verdict.Role != verdict.RoleMirror || r.Verdict.Endpoint != "mirror-a.example:443" {
 		t.Errorf("verdict = %s %s %s, want the first endpoint's route.refused at the mirror mirror-a.example:443", r.Verdict.Cause, r.Verdict.Role, r.Verdict.Endpoint)
 	}
+	if len(r.Ambiguous) != 2 || !strings.HasPrefix(r.Ambiguous[0], "manifest.unknown: the runtime also tried the mirror mirror-b.example:5000") ||
+		!strings.HasPrefix(r.Ambiguous[1], "authz.denied: the runtime also tried the registry API host r.example:443") {
+		t.Errorf("Ambiguous = %q, want the other endpoints' failures", r.Ambiguous)
+	}
 	if r.Image != "r.example/team/app:1" {
 		t.Errorf("Image = %q", r.Image)
 	}
