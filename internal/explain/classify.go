@@ -501,7 +501,7 @@ func findImage(s string, t *txt) string {
 // sandbox_image / pinned sandbox image, CRI-O's pause_image, the kubelet's
 // --pod-infra-container-image with dockershim), not the container's.
 func sandboxImage(s string, t *txt) string {
-	if !t.h.any(psSandbox) {
+	if !t.h.any(sandboxPhrases) {
 		return ""
 	}
 	for _, pre := range []string{"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ",
@@ -520,6 +520,8 @@ func sandboxImage(s string, t *txt) string {
 	}
 	return ""
 }
+
+var sandboxPhrases = newSet("sandbox image ", "pod sandbox", "podsandbox")
 
 // mirrorPart is one endpoint's attempt in a containers/image message that
 // names several: the reference tried there, its error text (and the
@@ -767,8 +769,8 @@ func analyze(s string, t *txt, image string) part {
 			break
 		}
 	}
-	blobCtx := t.h.any(pc0) || t.h.any(pcEOF) && !isResolving(t)
-	authCtx := t.h.any(pc1)
+	blobCtx := t.h.any(blobContextPhrases) || t.h.any(unexpectedEOFPhrase) && !isResolving(t)
+	authCtx := t.h.any(tokenContextPhrases)
 	p.anon = t.has("anonymous")
 
 	// Role and host from the innermost URL, else from context.
@@ -804,7 +806,7 @@ func analyze(s string, t *txt, image string) part {
 			p.role = verdict.RoleBlob
 		case authCtx:
 			p.role = verdict.RoleAuth
-		case t.h.any(pc2):
+		case t.h.any(registryContextPhrases):
 			p.role = verdict.RoleRegistry
 		}
 		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
@@ -912,11 +914,21 @@ func analyze(s string, t *txt, image string) part {
 	return p
 }
 
+var registryContextPhrases = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+
+var tokenContextPhrases = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
+
+var unexpectedEOFPhrase = newSet("unexpected eof")
+
+var blobContextPhrases = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
+
 // isResolving reports whether the chain is about resolving the reference
 // (the manifest request or the ping), with no layer download named.
 func isResolving(t *txt) bool {
-	return t.h.any(pcResolve) && !t.h.any(pc0)
+	return t.h.any(resolvePhrases) && !t.h.any(blobContextPhrases)
 }
+
+var resolvePhrases = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
 
 // roleOfHostCtx decides the role of a host named only by a DNS lookup.
 func roleOfHostCtx(h string, current verdict.Role, image string) verdict.Role {
@@ -1032,7 +1044,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "transfer.digest"
 	case isSize(t):
 		return "transfer.size"
-	case isManifestInvalid(t) && t.h.any(pc3):
+	case isManifestInvalid(t) && t.h.any(mediaTypeWords):
 		// An unusable manifest stops the unpack before any layer.
 		return "manifest.invalid"
 	case isUnpack(t):
@@ -1082,7 +1094,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		}
 		return "registry.no-answer"
 	case isConnectTimeout(t):
-		if blob && (t.h.any(pc4) || t.has("read: connection timed out")) {
+		if blob && (t.h.any(awaitingHeadersPhrases) || t.has("read: connection timed out")) {
 			// Headers or bytes that stopped coming during a download.
 			return "transfer.timeout"
 		}
@@ -1102,7 +1114,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.reset"
 		}
 		return "route.reset"
-	case status >= 500 || t.h.any(pc5):
+	case status >= 500 || t.h.any(serverErrorPhrases):
 		return "registry.unavailable"
 	case t.has("no basic auth credentials"):
 		// ECR's Basic challenge with no credential: containerd wraps it in
@@ -1112,7 +1124,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		// Docker's "pull access denied ... may require 'docker login'"
 		// wraps whatever the registry said; an expired or rejected
 		// credential in that inner text is the real answer.
-		if t.h.any(pc9) || t.h.any(pc10) {
+		if t.h.any(expiredTokenPhrases) || t.h.any(rejectedCredentialPhrases) {
 			return "auth.bad-credentials"
 		}
 		return "authz.denied-or-missing"
@@ -1145,7 +1157,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.status"
 		}
 		return "manifest.unknown"
-	case status >= 400 || t.h.any(pc6) || isHTMLAnswer(t):
+	case status >= 400 || t.h.any(unexpectedStatusPhrases) || isHTMLAnswer(t):
 		if role == verdict.RoleBlob {
 			return "transfer.status"
 		}
@@ -1175,19 +1187,33 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "unknown.deadline"
 	case isCanceled(t):
 		return "unknown.canceled"
-	case t.h.any(pc7):
+	case t.h.any(failureMarkers):
 		return "unknown"
 	}
 	return ""
 }
 
+var rejectedCredentialPhrases = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+
+var expiredTokenPhrases = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+
+var failureMarkers = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+
+var unexpectedStatusPhrases = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+
+var serverErrorPhrases = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+
+var awaitingHeadersPhrases = newSet("awaiting response headers", "while awaiting headers")
+
+var mediaTypeWords = newSet("media type", "mediatype", "schema 1", "schema1")
+
 // authCause decides between the auth and authz causes from the status and
 // the registry's words.
 func authCause(t *txt, status int, role verdict.Role) string {
-	if t.h.any(pc8) {
+	if t.h.any(anonymousRefusalPhrases) {
 		return "auth.no-credentials"
 	}
-	expired := t.h.any(pc9)
+	expired := t.h.any(expiredTokenPhrases)
 	switch {
 	case status == 401 || (status != 403 && isUnauthorized(t, status)):
 		switch {
@@ -1195,7 +1221,7 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		case isNoCredentials(t):
 			return "auth.no-credentials"
-		case t.h.any(pc15):
+		case t.h.any(repositoryScopePhrases):
 			// A 401 that names the repository scope the identity lacks
 			// (Harbor, distribution's insufficient_scope) is a refusal
 			// of this repository, not of the credential.
@@ -1207,11 +1233,15 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		}
 		return "authz.denied"
-	case expired || t.h.any(pc10):
+	case expired || t.h.any(rejectedCredentialPhrases):
 		return "auth.bad-credentials"
 	}
 	return ""
 }
+
+var repositoryScopePhrases = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
+
+var anonymousRefusalPhrases = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
 
 // detectRuntime names the component whose error text the chain carries.
 func detectRuntime(s string, t *txt) string {
@@ -1223,7 +1253,7 @@ func detectRuntime(s string, t *txt) string {
 		return "podman"
 	case t.has("error response from daemon") || t.has("docker pull"):
 		return "docker"
-	case t.h.any(pc11):
+	case t.h.any(crioPhrases):
 		if strings.HasPrefix(l, "error: ") && !t.has("rpc error") {
 			return "podman"
 		}
@@ -1231,17 +1261,25 @@ func detectRuntime(s string, t *txt) string {
 			return "skopeo"
 		}
 		return "cri-o"
-	case t.h.any(pc12):
+	case t.h.any(containerdPhrases):
 		return "containerd"
-	case t.h.any(pc13):
+	case t.h.any(dockerPhrases):
 		return "docker"
 	case isGGCR(s, l):
 		return "crane"
-	case t.h.any(pc14):
+	case t.h.any(kubeletPhrases):
 		return "kubelet"
 	}
 	return ""
 }
+
+var kubeletPhrases = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+
+var dockerPhrases = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+
+var containerdPhrases = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+
+var crioPhrases = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
 
 // isGGCR recognises go-containerregistry's transport errors:
 // `GET https://...: UNAUTHORIZED: ...` and its HEAD-without-body note.
@@ -1416,25 +1454,7 @@ var (
 		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ",
 		"pulling repository ", "trying to pull repository ", "suggest the author of ", "/images/create?")
-	psDial    = newSet("dial tcp", "connecting to ", "connect to ", "->")
-	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
-	pcEOF     = newSet("unexpected eof")
-	pcResolve = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
-	pc1       = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
-	pc2       = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
-	pc3       = newSet("media type", "mediatype", "schema 1", "schema1")
-	pc4       = newSet("awaiting response headers", "while awaiting headers")
-	pc5       = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
-	pc6       = newSet("unexpected status", "unexpected http status", "received unexpected http status")
-	pc7       = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
-	pc8       = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
-	pc9       = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
-	pc10      = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
-	pc11      = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
-	pc12      = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
-	pc13      = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
-	pc15      = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
-	pc14      = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
 )
 
 // describeCache holds verdict.Describe per cause and role with a
@@ -1475,8 +1495,6 @@ func indexIf(t *txt, p string) int {
 }
 
 // Phrases looked up with has/indexIf, registered so that they are bit tests.
-var psSandbox = newSet("sandbox image ", "pod sandbox", "podsandbox")
-
 var psLookups = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
 	"failed to apply default image tag", "invalidimagename", "with pull policy of never", "errimageneverpull",
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
