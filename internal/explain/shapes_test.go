@@ -282,7 +282,7 @@ func TestIssue27Shapes(t *testing.T) {
 			if r.Sandbox != tt.sandbox {
 				t.Errorf("Classify(%q).Sandbox = %v, want %v", tt.msg, r.Sandbox, tt.sandbox)
 			}
-			if d, ok := verdict.Lookup(r.Verdict.Cause); !ok || len(d.Next) == 0 || verdict.OwnerOf(r.Verdict.Cause) == verdict.OwnerNone && r.Verdict.Layer != verdict.LayerUnknown {
+			if d, ok := verdict.Lookup(r.Verdict.Cause); !ok || len(d.Next) == 0 || verdict.OwnerOf(r.Verdict.Cause) == verdict.OwnerNone {
 				t.Errorf("cause %q has no catalogue entry with next steps and an owner", r.Verdict.Cause)
 			}
 		})
