@@ -146,7 +146,17 @@ func renderExplainText(w io.Writer, fs []explain.Finding, color bool) error {
 			fmt.Fprintf(&b, "  host:      %s\n", f.Result.Host)
 		}
 		if f.Result.Image != "" {
-			fmt.Fprintf(&b, "  image:     %s\n", f.Result.Image)
+			sandbox := ""
+			if f.Result.Sandbox {
+				sandbox = " (the node's sandbox image, pulled to create the pod sandbox)"
+			}
+			fmt.Fprintf(&b, "  image:     %s%s\n", f.Result.Image, sandbox)
+		}
+		if len(f.Result.Endpoints) > 0 {
+			b.WriteString("  endpoints (in the order the runtime tried them):\n")
+			for _, e := range f.Result.Endpoints {
+				fmt.Fprintf(&b, "    - %s %s: %s\n", orDash(e.Endpoint), orDash(string(e.Role)), orDash(e.Cause))
+			}
 		}
 		if f.Message.Object != "" {
 			fmt.Fprintf(&b, "  object:    %s\n", f.Message.Object)

@@ -32,12 +32,17 @@ type explainFinding struct {
 	Runtime   string          `json:"runtime"`
 	FirstLine int             `json:"first_line,omitempty"`
 	Ambiguous []string        `json:"ambiguous"`
-	Source    string          `json:"source"`
-	Reason    string          `json:"reason,omitempty"`
-	Object    string          `json:"object,omitempty"`
-	Message   string          `json:"message"`
-	First     *time.Time      `json:"first,omitempty"`
-	Last      *time.Time      `json:"last,omitempty"`
+	// Sandbox marks the pull of the node's sandbox (pause) image, which
+	// Image then names; Endpoints lists every endpoint the text names, in
+	// the runtime's plan order, when it names several.
+	Sandbox   bool               `json:"sandbox,omitempty"`
+	Endpoints []explain.Endpoint `json:"endpoints,omitempty"`
+	Source    string             `json:"source"`
+	Reason    string             `json:"reason,omitempty"`
+	Object    string             `json:"object,omitempty"`
+	Message   string             `json:"message"`
+	First     *time.Time         `json:"first,omitempty"`
+	Last      *time.Time         `json:"last,omitempty"`
 }
 
 // newExplainReport builds the document for findings read from input, with
@@ -48,8 +53,8 @@ func newExplainReport(in explain.Input, fs []explain.Finding) *explainReport {
 		j := explainFinding{
 			Verdict: f.Result.Verdict, Count: f.Count,
 			Host: f.Result.Host, URL: f.Result.URL, Image: f.Result.Image, Runtime: f.Result.Runtime,
-			Ambiguous: f.Result.Ambiguous,
-			Source:    f.Message.Source, Reason: f.Message.Reason, Object: f.Message.Object,
+			Ambiguous: f.Result.Ambiguous, Sandbox: f.Result.Sandbox, Endpoints: f.Result.Endpoints,
+			Source: f.Message.Source, Reason: f.Message.Reason, Object: f.Message.Object,
 			Message: explain.Redact(f.Message.Text), FirstLine: int(f.Message.Line),
 		}
 		if !f.Message.First.IsZero() {

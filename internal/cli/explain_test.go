@@ -165,3 +165,45 @@ func TestExplainTextFromFile(t *testing.T) {
 		t.Errorf("explain text output leaks a signature or colours with --no-color:\n%s", out)
 	}
 }
+
+// TestExplainSandboxAndEndpoints checks that explain's JSON and text name
+// the sandbox image of a sandbox pull and every endpoint of a message that
+// names several, and that the JSON keeps to the schema.
+func TestExplainSandboxAndEndpoints(t *testing.T) {
+	sandbox := `Warning  FailedCreatePodSandBox  2m  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image "mcr.example/oss/kubernetes/pause:3.6": failed to pull image "mcr.example/oss/kubernetes/pause:3.6": failed to pull and unpack image "mcr.example/oss/kubernetes/pause:3.6": failed to resolve reference "mcr.example/oss/kubernetes/pause:3.6": failed to do request: Head "https://mcr.example/v2/oss/kubernetes/pause/manifests/3.6": dial tcp 10.1.1.1:443: connect: connection refused`
+	mirrors := `rpc error: code = Unknown desc = initializing source docker://r.example/app:1: (Mirrors also failed: [m.example/app:1: manifest unknown]): r.example/app:1: reading manifest 1 in r.example/app: denied: requested access to the resource is denied`
+	code, out, stderr := runExplain(t, sandbox+"\n"+mirrors+"\n", "-o", "json")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	validateDoc(t, "ExplainReport", out)
+	var rep struct {
+		Findings []struct {
+			Image     string `json:"image"`
+			Sandbox   bool   `json:"sandbox"`
+			Endpoints []struct {
+				Endpoint, Role, Cause string
+			} `json:"endpoints"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 2 {
+		t.Fatalf("%d findings, want 2: %s", len(rep.Findings), out)
+	}
+	if f := rep.Findings[0]; !f.Sandbox || f.Image != "mcr.example/oss/kubernetes/pause:3.6" {
+		t.Errorf("sandbox finding: sandbox %v image %q", f.Sandbox, f.Image)
+	}
+	eps := rep.Findings[1].Endpoints
+	if len(eps) != 2 || eps[0].Endpoint != "m.example:443" || eps[0].Role != "mirror" || eps[0].Cause != "manifest.unknown" ||
+		eps[1].Endpoint != "r.example:443" || eps[1].Role != "registry" || eps[1].Cause != "authz.denied" {
+		t.Errorf("endpoints = %+v", eps)
+	}
+	_, text, _ := runExplain(t, sandbox+"\n"+mirrors+"\n")
+	for _, want := range []string{"(the node's sandbox image", "endpoints (in the order the runtime tried them):", "m.example:443 mirror: manifest.unknown", "r.example:443 registry: authz.denied"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+}

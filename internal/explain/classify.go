@@ -27,6 +27,27 @@ type Result struct {
 	// Ambiguous lists other readings, each "cause: sentence", when the
 	// text is honestly ambiguous.
 	Ambiguous []string `json:"ambiguous,omitempty"`
+	// Sandbox is set when the message is the pull of the node's sandbox
+	// (pause) image that pod sandbox creation started: Image is then that
+	// image, not the container's.
+	Sandbox bool `json:"sandbox,omitempty"`
+	// Endpoints lists every endpoint the text names when it names more than
+	// one (containers/image's "(Mirrors also failed: ...)"), in the
+	// runtime's plan order, each with its own failure and role. The
+	// verdict is the failure of the first one that failed.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one endpoint a message names, with its own failure.
+type Endpoint struct {
+	// Host is the endpoint's host; Endpoint is host:port.
+	Host     string        `json:"host"`
+	Endpoint string        `json:"endpoint,omitempty"`
+	Role     verdict.Role  `json:"role,omitempty"`
+	Layer    verdict.Layer `json:"layer"`
+	Cause    string        `json:"cause,omitempty"`
+	// Evidence is that endpoint's error text, redacted.
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Failed reports whether r names a pull failure (any layer but none).
@@ -52,6 +73,7 @@ func classify(msg, imageHint string) Result {
 	}
 	var p part
 	var others []part
+	var endpoints []Endpoint
 	switch {
 	case o.cause != "":
 		p = part{cause: o.cause, runtime: "kubelet", evidence: Redact(capText(s, 600))}
@@ -65,6 +87,12 @@ func classify(msg, imageHint string) Result {
 			dl = l[len(s)-len(o.detail):]
 		} else {
 			dl = lowerASCII(o.detail)
+		}
+		if full.has("(mirrors also failed: ") {
+			if mp := splitMirrors(o.detail, dl); mp != nil {
+				p, endpoints = planOrder(mp, detectRuntime(s, full))
+				break
+			}
 		}
 		var oneP, oneL [1]string
 		parts, lower := splitAggregate(o.detail, dl)
@@ -98,7 +126,7 @@ func classify(msg, imageHint string) Result {
 		}
 	}
 	if p.cause == "" {
-		return Result{Image: o.image, Runtime: p.runtime, Verdict: verdict.Verdict{
+		return Result{Image: o.image, Runtime: p.runtime, Sandbox: o.sandbox, Verdict: verdict.Verdict{
 			Layer: verdict.LayerNone, Summary: "The message reports no image pull failure.", Next: []string{}}}
 	}
 	if p.host == "" && o.image != "" && needsHost(p.cause) && p.role != verdict.RoleBlob && p.role != verdict.RoleProxy {
@@ -117,7 +145,7 @@ func classify(msg, imageHint string) Result {
 			p.port = imagePort(o.image)
 		}
 	}
-	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime}
+	r := Result{Image: o.image, Host: p.host, URL: p.url, Runtime: p.runtime, Sandbox: o.sandbox, Endpoints: endpoints}
 	endpoint := ""
 	if p.host != "" {
 		port := p.port
@@ -143,6 +171,12 @@ func classify(msg, imageHint string) Result {
 		Evidence: p.evidence,
 	}
 	r.Ambiguous = ambiguity(p, l, o.image)
+	for _, e := range endpoints[min(1, len(endpoints)):] {
+		if e.Cause != "" && e.Cause != p.cause {
+			r.Ambiguous = append(r.Ambiguous, e.Cause+": the runtime also tried "+verdict.RolePhrase(e.Role)+" "+e.Endpoint+
+				" and it failed differently; the verdict is the first endpoint's, in the order the runtime tried them ("+capText(e.Evidence, 200)+")")
+		}
+	}
 	for _, op := range others {
 		r.Ambiguous = append(r.Ambiguous, op.cause+": the kubelet tried more than one credential and with another one the pull failed differently ("+capText(op.evidence, 200)+")")
 		if strings.HasPrefix(op.cause, "auth.") && layer == verdict.LayerManifest {
@@ -283,6 +317,9 @@ type outer struct {
 	detail  string
 	cause   string
 	kubelet bool
+	// sandbox is set when the pull is the sandbox image's, started by pod
+	// sandbox creation; image is then the sandbox image.
+	sandbox bool
 }
 
 // unwrapOuter strips the kubelet's wrappers (Failed to pull image,
@@ -292,6 +329,9 @@ func unwrapOuter(s string, t *txt) outer {
 	l := t.l
 	o := outer{detail: s}
 	o.image = findImage(s, t)
+	if img := sandboxImage(s, t); img != "" {
+		o.image, o.sandbox = img, true
+	}
 	switch {
 	case t.has("with pull policy of never") || t.has("errimageneverpull"):
 		o.cause, o.kubelet = "config.never-pull", true
@@ -452,6 +492,167 @@ func findImage(s string, t *txt) string {
 	return leadingRef(s)
 }
 
+// sandboxImage returns the sandbox (pause) image whose pull a pod sandbox
+// creation failed on, or "": containerd's `failed to get sandbox image
+// "<ref>"` and `failed to inspect sandbox image "<ref>"`, dockershim's
+// `failed pulling image "<ref>"` and a kubelet pull wrapper inside a
+// `Failed to create pod sandbox` / `CreatePodSandbox` / `RunPodSandbox`
+// text. The image is the runtime's sandbox image (containerd's
+// sandbox_image / pinned sandbox image, CRI-O's pause_image, the kubelet's
+// --pod-infra-container-image with dockershim), not the container's.
+func sandboxImage(s string, t *txt) string {
+	if !t.h.any(sandboxPhrases) {
+		return ""
+	}
+	for _, pre := range []string{"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ",
+		"failed to pull image ", "initializing source docker://"} {
+		if !t.has(pre) {
+			continue
+		}
+		if img, ok := quotedAfter(s, t.l, pre); ok && plausibleRef(img) {
+			return img
+		}
+		if pre == "initializing source docker://" {
+			if w, _ := wordAfter(s, t.l, pre); w != "" && plausibleRef(w) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+var sandboxPhrases = newSet("sandbox image ", "pod sandbox", "podsandbox")
+
+// mirrorPart is one endpoint's attempt in a containers/image message that
+// names several: the reference tried there, its error text (and the
+// lowercase copy), and whether it was a mirror or the primary location.
+type mirrorPart struct {
+	ref, text, lower string
+	mirror           bool
+}
+
+// splitMirrors splits containers/image's report of a pull that failed on
+// every endpoint, `(Mirrors also failed: [<ref>: <err>] [<ref>: <err>]):
+// <primary ref>: <primary err>` (the mirrors in the order tried, the
+// primary last), into its attempts in that order. dl is the lowercase copy
+// of d. A text without the wrapper gives nil.
+func splitMirrors(d, dl string) []mirrorPart {
+	const w = "(mirrors also failed: "
+	i := strings.Index(dl, w)
+	if i < 0 {
+		return nil
+	}
+	var out []mirrorPart
+	j := i + len(w)
+	for len(out) < 16 {
+		for j < len(d) && d[j] == ' ' {
+			j++
+		}
+		if j >= len(d) || d[j] != '[' {
+			break
+		}
+		// The item ends at the "]" that a "[", a ")" or the end follows:
+		// an error text may hold brackets of its own.
+		end := -1
+		for k := j + 1; k < len(d); {
+			c := strings.IndexByte(d[k:], ']')
+			if c < 0 {
+				break
+			}
+			k += c
+			rest := strings.TrimLeft(d[k+1:], " ")
+			if rest == "" || rest[0] == '[' || rest[0] == ')' {
+				end = k
+				break
+			}
+			k++
+		}
+		if end < 0 {
+			end = len(d)
+		}
+		if ref, text, lower, ok := cutAttempt(d[j+1:end], dl[j+1:end]); ok {
+			out = append(out, mirrorPart{ref: ref, text: text, lower: lower, mirror: true})
+		}
+		j = end + 1
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for j < len(d) && d[j] == ' ' {
+		j++
+	}
+	if j < len(d) && d[j] == ')' {
+		rest, restL := d[j+1:], dl[j+1:]
+		if strings.HasPrefix(rest, ": ") {
+			if ref, text, lower, ok := cutAttempt(rest[2:], restL[2:]); ok {
+				out = append(out, mirrorPart{ref: ref, text: text, lower: lower})
+			}
+		}
+	}
+	return out
+}
+
+// cutAttempt splits `<ref>: <error>` into the reference and the error.
+func cutAttempt(s, l string) (ref, text, lower string, ok bool) {
+	i := strings.Index(s, ": ")
+	if i <= 0 {
+		return "", "", "", false
+	}
+	ref = strings.TrimSpace(s[:i])
+	if !plausibleRef(ref) || !strings.Contains(ref, "/") {
+		return "", "", "", false
+	}
+	return ref, strings.TrimSpace(s[i+2:]), strings.TrimSpace(l[i+2:]), true
+}
+
+// planOrder analyses every attempt of a several-endpoint message and
+// returns the verdict part, the failure of the first endpoint in the
+// runtime's plan order that names one, with every endpoint and its own
+// failure. Each attempt's host is the registry of the reference tried
+// there when the error names none; a mirror's role is mirror.
+func planOrder(mp []mirrorPart, runtime string) (part, []Endpoint) {
+	parts := make([]part, len(mp))
+	eps := make([]Endpoint, 0, len(mp))
+	first := -1
+	for k, m := range mp {
+		e := analyze(m.text, newTxt(m.lower), m.ref)
+		if e.host == "" && needsHost(e.cause) && e.role != verdict.RoleBlob && e.role != verdict.RoleProxy {
+			e.host, e.port = imageDomain(m.ref), imagePort(m.ref)
+		}
+		if needsHost(e.cause) {
+			switch {
+			case m.mirror && (e.role == verdict.RoleNone || e.role == verdict.RoleRegistry):
+				e.role = verdict.RoleMirror
+			case !m.mirror && e.role == verdict.RoleNone:
+				e.role = verdict.RoleRegistry
+			}
+		}
+		if e.runtime == "" {
+			e.runtime = runtime
+		}
+		parts[k] = e
+		if first < 0 && e.cause != "" {
+			first = k
+		}
+		ep := Endpoint{Host: e.host, Role: e.role, Layer: verdict.LayerOf(e.cause), Cause: e.cause, Evidence: e.evidence}
+		if e.cause == "" {
+			ep.Layer = verdict.LayerNone
+		}
+		if e.host != "" {
+			port := e.port
+			if port == "" {
+				port = "443"
+			}
+			ep.Endpoint = joinHostPort(e.host, port)
+		}
+		eps = append(eps, ep)
+	}
+	if first < 0 {
+		first = 0
+	}
+	return parts[first], eps
+}
+
 // hasDomain reports whether a reference starts with a registry domain
 // (a first component with a dot or a port, or localhost).
 func hasDomain(ref string) bool {
@@ -568,8 +769,8 @@ func analyze(s string, t *txt, image string) part {
 			break
 		}
 	}
-	blobCtx := t.h.any(pc0) || t.h.any(pcEOF) && !isResolving(t)
-	authCtx := t.h.any(pc1)
+	blobCtx := t.h.any(blobContextPhrases) || t.h.any(unexpectedEOFPhrase) && !isResolving(t)
+	authCtx := t.h.any(tokenContextPhrases)
 	p.anon = t.has("anonymous")
 
 	// Role and host from the innermost URL, else from context.
@@ -605,7 +806,7 @@ func analyze(s string, t *txt, image string) part {
 			p.role = verdict.RoleBlob
 		case authCtx:
 			p.role = verdict.RoleAuth
-		case t.h.any(pc2):
+		case t.h.any(registryContextPhrases):
 			p.role = verdict.RoleRegistry
 		}
 		for _, pre := range []string{"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry "} {
@@ -713,11 +914,21 @@ func analyze(s string, t *txt, image string) part {
 	return p
 }
 
+var registryContextPhrases = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
+
+var tokenContextPhrases = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
+
+var unexpectedEOFPhrase = newSet("unexpected eof")
+
+var blobContextPhrases = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
+
 // isResolving reports whether the chain is about resolving the reference
 // (the manifest request or the ping), with no layer download named.
 func isResolving(t *txt) bool {
-	return t.h.any(pcResolve) && !t.h.any(pc0)
+	return t.h.any(resolvePhrases) && !t.h.any(blobContextPhrases)
 }
+
+var resolvePhrases = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
 
 // roleOfHostCtx decides the role of a host named only by a DNS lookup.
 func roleOfHostCtx(h string, current verdict.Role, image string) verdict.Role {
@@ -827,11 +1038,13 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "runtime.disk"
 	case isKubeletThrottle(t):
 		return "runtime.throttled"
+	case isContentStore(t):
+		return "runtime.content-store"
 	case isDigest(t):
 		return "transfer.digest"
 	case isSize(t):
 		return "transfer.size"
-	case isManifestInvalid(t) && t.h.any(pc3):
+	case isManifestInvalid(t) && t.h.any(mediaTypeWords):
 		// An unusable manifest stops the unpack before any layer.
 		return "manifest.invalid"
 	case isUnpack(t):
@@ -872,19 +1085,28 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "authz.ip-denied"
 	case isRateLimit(t, status):
 		return "registry.ratelimit"
+	case isNoProgress(t):
+		return "transfer.no-progress"
+	case isHeaderWait(t):
+		if blob {
+			// Headers that never came for a layer download.
+			return "transfer.timeout"
+		}
+		return "registry.no-answer"
 	case isConnectTimeout(t):
-		if blob && (t.h.any(pc4) || t.has("read: connection timed out")) {
+		if blob && (t.h.any(awaitingHeadersPhrases) || t.has("read: connection timed out")) {
 			// Headers or bytes that stopped coming during a download.
 			return "transfer.timeout"
 		}
 		return "route.timeout"
 	case isReadTimeout(t):
-		if blob || t.has("cancel pulling image") {
-			// containerd's (and dockershim's) no-progress watchdog
-			// cancels a running download.
+		if blob {
+			// The bytes of a running download stopped coming.
 			return "transfer.timeout"
 		}
-		return "route.timeout"
+		// A read timed out: the connection was made and the answer
+		// never came.
+		return "registry.no-answer"
 	case isTLSOther(t):
 		return "tls.handshake"
 	case isReset(t):
@@ -892,7 +1114,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.reset"
 		}
 		return "route.reset"
-	case status >= 500 || t.h.any(pc5):
+	case status >= 500 || t.h.any(serverErrorPhrases):
 		return "registry.unavailable"
 	case t.has("no basic auth credentials"):
 		// ECR's Basic challenge with no credential: containerd wraps it in
@@ -902,7 +1124,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		// Docker's "pull access denied ... may require 'docker login'"
 		// wraps whatever the registry said; an expired or rejected
 		// credential in that inner text is the real answer.
-		if t.h.any(pc9) || t.h.any(pc10) {
+		if t.h.any(expiredTokenPhrases) || t.h.any(rejectedCredentialPhrases) {
 			return "auth.bad-credentials"
 		}
 		return "authz.denied-or-missing"
@@ -935,7 +1157,7 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 			return "transfer.status"
 		}
 		return "manifest.unknown"
-	case status >= 400 || t.h.any(pc6) || isHTMLAnswer(t):
+	case status >= 400 || t.h.any(unexpectedStatusPhrases) || isHTMLAnswer(t):
 		if role == verdict.RoleBlob {
 			return "transfer.status"
 		}
@@ -952,26 +1174,46 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 		return "route.connect"
 	case isFilesystem(t):
 		return "runtime.error"
-	case isReadTimeout(t) || t.has("cancel pulling image"):
+	case isReadTimeout(t):
 		return "transfer.timeout"
+	case isRuntimeCanceled(t):
+		return "transfer.no-progress"
+	case isKubeletDeadline(t):
+		return "unknown.kubelet-deadline"
 	case isDeadline(t) && blob:
 		// A deadline while a named download ran: the download stalled.
 		return "transfer.timeout"
 	case isDeadline(t):
 		return "unknown.deadline"
-	case t.h.any(pc7) || isCanceled(t):
+	case isCanceled(t):
+		return "unknown.canceled"
+	case t.h.any(failureMarkers):
 		return "unknown"
 	}
 	return ""
 }
 
+var rejectedCredentialPhrases = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
+
+var expiredTokenPhrases = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
+
+var failureMarkers = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
+
+var unexpectedStatusPhrases = newSet("unexpected status", "unexpected http status", "received unexpected http status")
+
+var serverErrorPhrases = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
+
+var awaitingHeadersPhrases = newSet("awaiting response headers", "while awaiting headers")
+
+var mediaTypeWords = newSet("media type", "mediatype", "schema 1", "schema1")
+
 // authCause decides between the auth and authz causes from the status and
 // the registry's words.
 func authCause(t *txt, status int, role verdict.Role) string {
-	if t.h.any(pc8) {
+	if t.h.any(anonymousRefusalPhrases) {
 		return "auth.no-credentials"
 	}
-	expired := t.h.any(pc9)
+	expired := t.h.any(expiredTokenPhrases)
 	switch {
 	case status == 401 || (status != 403 && isUnauthorized(t, status)):
 		switch {
@@ -979,7 +1221,7 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		case isNoCredentials(t):
 			return "auth.no-credentials"
-		case t.h.any(pc15):
+		case t.h.any(repositoryScopePhrases):
 			// A 401 that names the repository scope the identity lacks
 			// (Harbor, distribution's insufficient_scope) is a refusal
 			// of this repository, not of the credential.
@@ -991,11 +1233,15 @@ func authCause(t *txt, status int, role verdict.Role) string {
 			return "auth.bad-credentials"
 		}
 		return "authz.denied"
-	case expired || t.h.any(pc10):
+	case expired || t.h.any(rejectedCredentialPhrases):
 		return "auth.bad-credentials"
 	}
 	return ""
 }
+
+var repositoryScopePhrases = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
+
+var anonymousRefusalPhrases = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
 
 // detectRuntime names the component whose error text the chain carries.
 func detectRuntime(s string, t *txt) string {
@@ -1007,7 +1253,7 @@ func detectRuntime(s string, t *txt) string {
 		return "podman"
 	case t.has("error response from daemon") || t.has("docker pull"):
 		return "docker"
-	case t.h.any(pc11):
+	case t.h.any(crioPhrases):
 		if strings.HasPrefix(l, "error: ") && !t.has("rpc error") {
 			return "podman"
 		}
@@ -1015,17 +1261,25 @@ func detectRuntime(s string, t *txt) string {
 			return "skopeo"
 		}
 		return "cri-o"
-	case t.h.any(pc12):
+	case t.h.any(containerdPhrases):
 		return "containerd"
-	case t.h.any(pc13):
+	case t.h.any(dockerPhrases):
 		return "docker"
 	case isGGCR(s, l):
 		return "crane"
-	case t.h.any(pc14):
+	case t.h.any(kubeletPhrases):
 		return "kubelet"
 	}
 	return ""
 }
+
+var kubeletPhrases = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+
+var dockerPhrases = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
+
+var containerdPhrases = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
+
+var crioPhrases = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
 
 // isGGCR recognises go-containerregistry's transport errors:
 // `GET https://...: UNAUTHORIZED: ...` and its HEAD-without-body note.
@@ -1136,11 +1390,13 @@ func ambiguity(p part, l, image string) []string {
 	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
 	case p.cause == "route.timeout" && strings.Contains(l, "awaiting headers"):
-		out = append(out, "registry.unavailable: the connection may have opened and the registry or a proxy sent no response headers in time; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
+		out = append(out, "registry.no-answer: while Go waits for a connection it also waits for a proxy's answer to CONNECT and for the TLS handshake, so a proxy that accepted the connection and never answered reads the same; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
 	case p.cause == "route.timeout" && strings.Contains(l, "dial tcp: i/o timeout"):
 		out = append(out, "dns.timeout: Go reports `dial tcp: i/o timeout` without an address when the deadline passed while the name was still being resolved — resolve the host from the node")
-	case p.cause == "unknown" && (strings.Contains(l, "context canceled") || strings.Contains(l, "request canceled")):
-		out = append(out, "transfer.timeout: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
+	case p.cause == "unknown.canceled":
+		out = append(out, "transfer.no-progress: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
+	case p.cause == "transfer.no-progress" && !strings.Contains(l, "no progress"):
+		out = append(out, "unknown.canceled: read from containerd's own log rather than from the kubelet's event, the same line follows a cancellation by the kubelet (the pod deleted while its image was pulling) — the kubelet's event for the pod says which")
 	}
 	_ = image
 	return out
@@ -1198,25 +1454,7 @@ var (
 		"failed to inspect image ", "image ", "initializing source docker://", "pull access denied for ", "image pull failed for ",
 		"trying to pull ", "error: unable to pull ", "manifest for ", "pulling image docker://", "reading manifest ",
 		"pulling repository ", "trying to pull repository ", "suggest the author of ", "/images/create?")
-	psDial    = newSet("dial tcp", "connecting to ", "connect to ", "->")
-	pc0       = newSet("httpreadseeker", "failed to copy", "reading blob", "fetching blob", "fetch blob", "downloading blob", "error pulling image configuration", "download failed after attempts", "failed to fetch layer", "copying blob", "writing blob", "storing blob", "happened during read", "pulling fs layer", "failed to download layer", "error downloading", "layer download", "blob download", "could not fetch content", "download failed", "layer verification", "filesystem layer", "pulling blob")
-	pcEOF     = newSet("unexpected eof")
-	pcResolve = newSet("failed to resolve reference", "pinging container registry", "pinging docker registry", "reading manifest")
-	pc1       = newSet("failed to fetch anonymous token", "failed to fetch oauth token", "fetching token", "oauth token", "anonymous token", "token endpoint", "get token", "getting token", "requesting bear token", "requesting bearer token", "failed to authorize", "fetch token", "obtain token", "retrieve auth token", "auth token:")
-	pc2       = newSet("pinging container registry", "pinging docker registry", "pulling from host ")
-	pc3       = newSet("media type", "mediatype", "schema 1", "schema1")
-	pc4       = newSet("awaiting response headers", "while awaiting headers")
-	pc5       = newSet("internal server error", "bad gateway", "service unavailable", "gateway timeout", "gateway time-out", "temporarily unavailable", "server error", "upstream connect error")
-	pc6       = newSet("unexpected status", "unexpected http status", "received unexpected http status")
-	pc7       = newSet("error", "failed", "errimagepull", "imagepullbackoff", "cannot", "unable", "fatal", "denied", "refused", "invalid", "can't", "couldn't", "could not")
-	pc8       = newSet("unauthenticated request", "anonymous request", "unauthenticated requests do not have permission")
-	pc9       = newSet("token has expired", "token is expired", "authorization token has expired", "expired token", "token expired", "invalid_token", "the security token included in the request is invalid")
-	pc10      = newSet("incorrect username or password", "invalid username/password", "authentication failed", "bad credentials")
-	pc11      = newSet("initializing source docker://", "pinging container registry", "pinging docker registry", "reading manifest ", "registryunavailable", "choosing an image from manifest list", "copying system image", "writing blob", "reading blob", "cri-o", "crio", "parsing image configuration", "fetching blob")
-	pc12      = newSet("failed to pull and unpack image", "failed to resolve reference", "failed to resolve image", "httpreadseeker", "failed to do request", "failed to fetch anonymous token", "failed to fetch oauth token", "pulling from host", "unexpected status from", "failed to authorize", "failed to copy:", "no match for platform in manifest", "failed to extract layer", "containerd", "failed to prepare extraction snapshot", "ctr: ")
-	pc13      = newSet("download failed after attempts", "error pulling image configuration", "pull access denied for ", "docker daemon", "manifest for ", "docker: ", "dockerd")
-	pc15      = newSet("unauthorized to access repository", "insufficient_scope", "insufficient scope")
-	pc14      = newSet("failed to pull image", "back-off pulling image", "errimagepull", "imagepullbackoff", "kubelet")
+	psDial = newSet("dial tcp", "connecting to ", "connect to ", "->")
 )
 
 // describeCache holds verdict.Describe per cause and role with a
@@ -1262,7 +1500,9 @@ var psLookups = newSet("back-off pulling image ", "failed to pull image ", "imag
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",
 	"anonymous", "no basic auth credentials", "connect: operation not permitted", "cancel pulling image",
-	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out")
+	"awaiting response headers", "while awaiting headers", "unexpected eof", "read: connection timed out",
+	"failed to get sandbox image ", "failed to inspect sandbox image ", "failed pulling image ", "initializing source docker://",
+	"(mirrors also failed: ")
 
 // isGoLookup reports Go's DNS error shape at lookupAt: "lookup <name>: " or
 // "lookup <name> on <server>: ", where name is a host name (has a dot), so

@@ -115,6 +115,8 @@ func TestClassifyShapes(t *testing.T) {
 		{"error reason only", `Error: ImagePullBackOff`,
 			want{verdict.LayerUnknown, "unknown.backoff", verdict.RoleNone, "", ""}},
 		{"bare deadline", `rpc error: code = DeadlineExceeded desc = context deadline exceeded`,
+			want{verdict.LayerUnknown, "unknown.kubelet-deadline", verdict.RoleNone, "", ""}},
+		{"bare deadline, no gRPC status", `context deadline exceeded`,
 			want{verdict.LayerUnknown, "unknown.deadline", verdict.RoleNone, "", ""}},
 		{"mirror", `failed to do request: Head "https://mirror.corp/v2/library/nginx/manifests/1?ns=docker.io": dial tcp 10.0.0.3:443: i/o timeout`,
 			want{verdict.LayerRoute, "route.timeout", verdict.RoleMirror, "mirror.corp", ""}},

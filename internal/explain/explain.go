@@ -95,6 +95,12 @@ func pullRelated(m Message) bool {
 		switch m.Reason {
 		case "", "Failed", "BackOff", "ErrImageNeverPull", "InspectFailed", "ErrImagePull", "ImagePullBackOff",
 			"InvalidImageName", "Pulling", "Pulled", "FailedToPullImage", "FailedPullImage":
+		case "FailedCreatePodSandBox":
+			// Only the sandbox creations that failed pulling the sandbox
+			// image; network (CNI) failures are not pulls.
+			if !isSandboxPull(m.Text) {
+				return false
+			}
 		default:
 			return false
 		}
@@ -103,7 +109,20 @@ func pullRelated(m Message) bool {
 		}
 	}
 	t := lowerASCII(m.Text)
+	if isSandboxPull(m.Text) {
+		return true
+	}
 	return !containsAny(t, "liveness probe", "readiness probe", "startup probe", "mountvolume", "back-off restarting failed container",
 		"failedscheduling", "nodes are available", "failed to create pod sandbox", "error syncing pod") ||
 		containsAny(t, "pull", "image")
+}
+
+// isSandboxPull reports whether a text is a pod sandbox creation that
+// failed pulling the sandbox image.
+func isSandboxPull(text string) bool {
+	l := lowerASCII(text)
+	if !strings.Contains(l, "sandbox") {
+		return false
+	}
+	return sandboxImage(text, newTxt(l)) != ""
 }

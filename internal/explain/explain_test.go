@@ -118,3 +118,25 @@ func TestExplainIgnoresUnrelatedEvents(t *testing.T) {
 		t.Errorf("Explain(unrelated events) = %+v, want none", rows(fs))
 	}
 }
+
+// TestExplainSandboxEvents checks that a FailedCreatePodSandBox event that
+// failed pulling the sandbox image is a finding for that image, and that
+// one that failed setting up the pod network (CNI) is not a pull failure.
+func TestExplainSandboxEvents(t *testing.T) {
+	in := `{"kind":"EventList","apiVersion":"v1","items":[
+{"kind":"Event","reason":"FailedCreatePodSandBox","type":"Warning","count":3,"involvedObject":{"kind":"Pod","namespace":"default","name":"web-1"},
+ "message":"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image \"mcr.example/oss/kubernetes/pause:3.6\": failed to pull image \"mcr.example/oss/kubernetes/pause:3.6\": failed to pull and unpack image \"mcr.example/oss/kubernetes/pause:3.6\": failed to resolve reference \"mcr.example/oss/kubernetes/pause:3.6\": failed to do request: Head \"https://mcr.example/v2/oss/kubernetes/pause/manifests/3.6\": dial tcp: lookup mcr.example on 10.0.0.10:53: no such host"},
+{"kind":"Event","reason":"FailedCreatePodSandBox","type":"Warning","count":1,"involvedObject":{"kind":"Pod","namespace":"default","name":"web-2"},
+ "message":"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"ab\": plugin type=\"calico\" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized"}]}`
+	fs, err := Explain([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []row{{"dns.nxdomain", "registry", "mcr.example", "mcr.example/oss/kubernetes/pause:3.6", 3}}
+	if diff := cmp.Diff(want, rows(fs)); diff != "" {
+		t.Fatalf("findings mismatch (-want +got):\n%s", diff)
+	}
+	if !fs[0].Result.Sandbox {
+		t.Errorf("the sandbox image's pull is not marked Sandbox")
+	}
+}

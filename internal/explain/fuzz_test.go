@@ -13,8 +13,16 @@ func FuzzClassify(f *testing.F) {
 	f.Add(`Failed to pull image "a": [rpc error: code = Unknown desc = x, rpc error: code = NotFound desc = y]`)
 	f.Add(strings.Repeat(`\\\\\"`, 100))
 	f.Add(strings.Repeat("https://", 100))
+	f.Add(`initializing source docker://a/b:1: (Mirrors also failed: [m.example/b:1: x] [[]] [`)
+	f.Add(`(Mirrors also failed: ]]): : `)
+	f.Add(`Failed to create pod sandbox: failed to get sandbox image "`)
 	f.Fuzz(func(t *testing.T, msg string) {
 		r := Classify(msg)
+		for _, e := range r.Endpoints {
+			if !e.Layer.Valid() {
+				t.Errorf("Classify(%q) endpoint %q layer %q is not a contract layer", msg, e.Host, e.Layer)
+			}
+		}
 		if !r.Verdict.Layer.Valid() {
 			t.Errorf("Classify(%q) layer %q is not a contract layer", msg, r.Verdict.Layer)
 		}
