@@ -1,0 +1,147 @@
+package runtimecfg
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pullpath/pullpath/internal/nodeview"
+)
+
+// Runtime names.
+const (
+	Containerd = "containerd"
+	CRIO       = "cri-o"
+)
+
+// Runtime is the node's container runtime as found from its files.
+type Runtime struct {
+	// Name is "containerd", "cri-o", or "" when nothing was found.
+	Name string `json:"name"`
+	// Version is the release ("1.6.20", "2.2.9"), or the major version
+	// only ("1.x") when nothing more precise is on disk; "" when unknown.
+	Version string `json:"version,omitempty"`
+	// VersionSource says where Version came from.
+	VersionSource string `json:"version_source,omitempty"`
+	// Binary is the node path of the runtime binary; GoVersion the Go that
+	// built it.
+	Binary    string `json:"binary,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+
+	major, minor int // -1 when unknown
+}
+
+// Major and Minor return the version's parts, -1 when unknown.
+func (r Runtime) Major() int { return r.major }
+func (r Runtime) Minor() int { return r.minor }
+
+// AtLeast reports whether the runtime is known to be at least major.minor.
+// An unknown minor counts as the major's first release.
+func (r Runtime) AtLeast(major, minor int) bool {
+	if r.major != major {
+		return r.major > major
+	}
+	return max(r.minor, 0) >= minor
+}
+
+var semverRe = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?`)
+
+// dpkgStatus is where Debian and Ubuntu record installed packages.
+const dpkgStatus = "/var/lib/dpkg/status"
+
+// containerdPackages are the package names that ship containerd.
+var containerdPackages = []string{"containerd", "containerd.io"}
+
+// detectContainerd describes the containerd of the node: the binary's build
+// information first (a go-installed or upstream release binary records
+// its module version), then the package database, then the module path's
+// major version (github.com/containerd/containerd is 1.x, .../v2 is 2.x).
+func detectContainerd(root string, rb nodeview.RuntimeBinary) Runtime {
+	r := Runtime{Name: Containerd, Binary: rb.Path, GoVersion: rb.GoVersion, major: -1, minor: -1}
+	if v, ok := parseVersion(rb.ModuleVersion); ok {
+		r.setVersion(v, "build information of "+rb.Path)
+		return r
+	}
+	if data, _, err := nodeview.ReadInRoot(root, dpkgStatus); err == nil {
+		for _, pkg := range containerdPackages {
+			if v := dpkgVersion(data, pkg); v != "" {
+				if pv, ok := parseVersion(v); ok {
+					r.setVersion(pv, fmt.Sprintf("%s (package %s %s)", dpkgStatus, pkg, v))
+					return r
+				}
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(rb.ModulePath, "github.com/containerd/containerd/v2"):
+		r.major, r.Version = 2, "2.x"
+		r.VersionSource = "module path of " + rb.Path + " (major version only)"
+	case strings.HasPrefix(rb.ModulePath, "github.com/containerd/containerd"):
+		r.major, r.Version = 1, "1.x"
+		r.VersionSource = "module path of " + rb.Path + " (major version only)"
+	}
+	return r
+}
+
+type version struct{ major, minor, patch int }
+
+func (r *Runtime) setVersion(v version, source string) {
+	r.major, r.minor = v.major, v.minor
+	r.Version = fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch)
+	r.VersionSource = source
+}
+
+// parseVersion reads "v2.2.9", "1.6.20~ds1-1+deb12u3" or "1.7.27-0ubuntu1".
+func parseVersion(s string) (version, bool) {
+	m := semverRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return version{}, false
+	}
+	var v version
+	v.major, _ = strconv.Atoi(m[1])
+	v.minor, _ = strconv.Atoi(m[2])
+	if m[3] != "" {
+		v.patch, _ = strconv.Atoi(m[3])
+	}
+	return v, true
+}
+
+// dpkgVersion returns the Version of an installed package in a dpkg status
+// file, "" when it is not there or not installed.
+func dpkgVersion(data []byte, pkg string) string {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var name, ver, status string
+	flush := func() string {
+		if name == pkg && ver != "" && strings.HasSuffix(status, " installed") {
+			return ver
+		}
+		return ""
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if v := flush(); v != "" {
+				return v
+			}
+			name, ver, status = "", "", ""
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, " ") {
+			continue
+		}
+		switch k {
+		case "Package":
+			name = strings.TrimSpace(v)
+		case "Version":
+			ver = strings.TrimSpace(v)
+		case "Status":
+			status = strings.TrimSpace(v)
+		}
+	}
+	return flush()
+}
