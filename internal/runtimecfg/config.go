@@ -70,13 +70,20 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	}
 	c := &Config{root: root, Layout: "containerd", Settings: []Setting{}, regFrom: map[string]string{}, tlsFrom: map[string]string{}}
 	c.Runtime = detectContainerd(root, rb)
+	if c.Runtime.major < 0 {
+		// No containerd binary with a version under the root (a copy of
+		// /etc, a test root): read the files with containerd 2.0's rules,
+		// whose default config_path is the certs.d pair, and say so.
+		c.Runtime.major, c.Runtime.minor, c.Runtime.Assumed = 2, 0, true
+		c.Settings = append(c.Settings, Setting{Key: "runtime version", Value: "unknown", Source: "no containerd binary with a version under the root: containerd 2.0's rules assumed"})
+	}
 	main := DefaultConfig
 	mainSource := "default"
 	if rb.ConfigFlag != "" {
 		main, mainSource = rb.ConfigFlag, "--config of "+rb.Path+"'s unit"
 	}
 	c.Settings = append(c.Settings, Setting{Key: "config file", Value: main, Source: mainSource})
-	if c.Runtime.Version != "" {
+	if c.Runtime.Version != "" && !c.Runtime.Assumed {
 		c.Settings = append(c.Settings, Setting{Key: "runtime version", Value: c.Runtime.Version, Source: c.Runtime.VersionSource})
 	}
 	l, err := loadContainerd(root, main, c.Runtime)
@@ -95,6 +102,9 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 
 // rtName is "containerd 1.6.20" or "containerd 2.x" for messages.
 func (c *Config) rtName() string {
+	if c.Runtime.Assumed {
+		return "containerd (version unknown, 2.0 assumed)"
+	}
 	if c.Runtime.Version == "" {
 		return "containerd (version unknown)"
 	}
@@ -150,9 +160,6 @@ func (c *Config) registry(l *loaded, o Options) {
 		cpFrom = "default of containerd 1.x (empty: certs.d is not read)"
 		if c.Runtime.major >= 2 {
 			cpFrom = "empty: containerd 2.x leaves config_path empty when mirrors are set"
-		}
-		if c.Runtime.major < 0 {
-			cpFrom = "default (containerd version unknown: read as 1.x, empty)"
 		}
 	}
 	c.Settings = append(c.Settings, Setting{Key: "registry.config_path", Value: cp, Source: cpFrom})

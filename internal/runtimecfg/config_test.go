@@ -334,3 +334,19 @@ func TestDefaultDirAndHostPort(t *testing.T) {
 		t.Errorf("host:port dir: %+v", e)
 	}
 }
+
+// Without a containerd binary under the root, containerd 2.0's rules are
+// assumed and said so.
+func TestUnknownRuntimeAssumes20(t *testing.T) {
+	root := writeRoot(t, map[string]string{"etc/docker/certs.d/registry.lab/hosts.toml": "[host.\"https://mirror.lab\"]\n"})
+	c, p, err := plan(t, root, nodeview.RuntimeBinary{}, "registry.lab", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Runtime.Assumed || !hasSetting(c, "runtime version", "no containerd binary with a version under the root: containerd 2.0's rules assumed") {
+		t.Errorf("%+v %+v", c.Runtime, c.Settings)
+	}
+	if order(p) != "mirror:https://mirror.lab/v2 registry:https://registry.lab/v2" {
+		t.Errorf("plan %s", order(p))
+	}
+}

@@ -30,6 +30,9 @@ type Runtime struct {
 	// built it.
 	Binary    string `json:"binary,omitempty"`
 	GoVersion string `json:"go_version,omitempty"`
+	// Assumed is true when no containerd binary with a version was found
+	// and containerd 2.0's rules were used to read the files.
+	Assumed bool `json:"assumed,omitempty"`
 
 	major, minor int // -1 when unknown
 }
