@@ -58,8 +58,8 @@ func TestProbeFollowsRuntimeConfig(t *testing.T) {
 			wantPlan: []string{deadHost, l.Registry}, wantWarn: []string{"mirror.unreachable"}},
 		{name: "imported drop-in replaces the CRI table on 1.6",
 			files: map[string]string{
-				"var/lib/dpkg/status":              dpkg16,
-				"etc/containerd/config.toml":       "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n",
+				"var/lib/dpkg/status":             dpkg16,
+				"etc/containerd/config.toml":      "version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n",
 				"etc/containerd/conf.d/10-a.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.9\"\n",
 			},
 			wantPlan: []string{l.Registry}, wantWarn: []string{"config.certs-d-unread"}, wantNoWarn: []string{"mirror.unreachable"}},
