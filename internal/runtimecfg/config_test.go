@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -348,5 +349,19 @@ func TestUnknownRuntimeAssumes20(t *testing.T) {
 	}
 	if order(p) != "mirror:https://mirror.lab/v2 registry:https://registry.lab/v2" {
 		t.Errorf("plan %s", order(p))
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]string{"v2.2.9": "2.2.9", "1.6.20~ds1-1+deb12u3": "1.6.20", "1.7-0ubuntu1": "1.7.0", "2.1.0-rc.1": "2.1.0"} {
+		v, ok := parseVersion(in)
+		if got := fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch); !ok || got != want {
+			t.Errorf("parseVersion(%q) = %s %v, want %s", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "(devel)", "v2", "x1.2", "1234567890.1"} {
+		if _, ok := parseVersion(in); ok {
+			t.Errorf("parseVersion(%q) ok", in)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,8 +48,6 @@ func (r Runtime) AtLeast(major, minor int) bool {
 	}
 	return max(r.minor, 0) >= minor
 }
-
-var semverRe = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?`)
 
 // dpkgStatus is where Debian and Ubuntu record installed packages.
 const dpkgStatus = "/var/lib/dpkg/status"
@@ -97,17 +94,34 @@ func (r *Runtime) setVersion(v version, source string) {
 	r.VersionSource = source
 }
 
-// parseVersion reads "v2.2.9", "1.6.20~ds1-1+deb12u3" or "1.7.27-0ubuntu1".
+// parseVersion reads "v2.2.9", "1.6.20~ds1-1+deb12u3" or "1.7.27-0ubuntu1":
+// major.minor[.patch] at the start, anything after. (No regexp: a
+// package-level one would be compiled at every start of the node binary.)
 func parseVersion(s string) (version, bool) {
-	m := semverRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
+	var nums []int
+	for len(nums) < 3 {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 || i > 9 {
+			break
+		}
+		n, _ := strconv.Atoi(s[:i])
+		nums = append(nums, n)
+		s = s[i:]
+		if !strings.HasPrefix(s, ".") {
+			break
+		}
+		s = s[1:]
+	}
+	if len(nums) < 2 {
 		return version{}, false
 	}
-	var v version
-	v.major, _ = strconv.Atoi(m[1])
-	v.minor, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		v.patch, _ = strconv.Atoi(m[3])
+	v := version{major: nums[0], minor: nums[1]}
+	if len(nums) == 3 {
+		v.patch = nums[2]
 	}
 	return v, true
 }
