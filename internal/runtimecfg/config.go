@@ -69,6 +69,17 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		root = "/"
 	}
 	c := &Config{root: root, Layout: "containerd", Settings: []Setting{}, regFrom: map[string]string{}, tlsFrom: map[string]string{}}
+	lay := detectLayout(root)
+	if lay != nil {
+		c.Layout = lay.name
+		if rb.ConfigFlag == "" {
+			rb.ConfigFlag = lay.config
+		}
+		if erb, ok := embeddedContainerd(root, lay); ok && rb.ModuleVersion == "" {
+			erb.ConfigFlag = rb.ConfigFlag
+			rb = erb
+		}
+	}
 	c.Runtime = detectContainerd(root, rb)
 	if c.Runtime.major < 0 {
 		// No containerd binary with a version under the root (a copy of
@@ -81,6 +92,9 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	mainSource := "default"
 	if rb.ConfigFlag != "" {
 		main, mainSource = rb.ConfigFlag, "--config of "+rb.Path+"'s unit"
+		if lay != nil && rb.ConfigFlag == lay.config {
+			mainSource = "the " + lay.name + " layout (found on disk)"
+		}
 	}
 	c.Settings = append(c.Settings, Setting{Key: "config file", Value: main, Source: mainSource})
 	if c.Runtime.Version != "" && !c.Runtime.Assumed {
@@ -94,6 +108,9 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		return c, err
 	}
 	c.registry(l, o)
+	if lay != nil && lay.registries != "" && c.fatal == nil {
+		c.compareRegistries(lay)
+	}
 	if c.fatal != nil {
 		return c, c.fatal
 	}
@@ -192,7 +209,8 @@ func (c *Config) registry(l *loaded, o Options) {
 				}
 			}
 		}
-		if len(c.reg.Configs) > 0 || len(c.reg.Auths) > 0 {
+		// k3s and RKE2 write mirror credentials there by design.
+		if (len(c.reg.Configs) > 0 || len(c.reg.Auths) > 0) && c.Layout != "k3s" && c.Layout != "rke2" {
 			c.warn("config.legacy-with-config-path", fmt.Sprintf("registry.configs/auths are set together with config_path: %s reads only their auth, and only when the pull has no credentials of its own; hosts.toml never sees them", c.rtName()))
 		}
 	}

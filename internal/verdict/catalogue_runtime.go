@@ -38,5 +38,14 @@ func init() {
 		Cause{Code: "config.certs-d-unread", Layer: LayerConfig, Owner: OwnerNode,
 			Summary: "Warning: a certs.d directory exists for the registry, but containerd runs without config_path (containerd 1.x's default is empty) and never reads it.",
 			Next:    []string{"Set config_path = \"/etc/containerd/certs.d\" under [plugins.\"io.containerd.grpc.v1.cri\".registry] and restart containerd, or remove the unread directory."}},
+		Cause{Code: "config.registries-yaml", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "Warning: k3s/RKE2's registries.yaml cannot be parsed; k3s/RKE2 will refuse to start with it, and the containerd files in use were generated from an earlier version.",
+			Next:    []string{"Fix /etc/rancher/k3s/registries.yaml (or rke2's) before the next restart of the service."}},
+		Cause{Code: "config.registries-stale", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "Warning: k3s/RKE2's registries.yaml names mirror endpoints the generated hosts.toml files do not have: the service has not been restarted since the change, so containerd does not use them.",
+			Next:    []string{"Restart k3s (or rke2-server/rke2-agent) so it regenerates agent/etc/containerd, or undo the change."}},
+		Cause{Code: "config.k3s-template-auth", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "Warning: registries.yaml gives credentials for a registry or mirror, but the generated containerd configuration has no auth for it (a custom config.toml.tmpl without the auth stanza, or no restart since the change).",
+			Next:    []string{"Keep the registry configs/auth block in config.toml.tmpl (k3s's own template has it), or restart the service; the pulls otherwise go without these credentials."}},
 	)
 }
