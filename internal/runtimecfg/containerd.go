@@ -251,7 +251,10 @@ func migrate(plugins map[string]any, origin map[string]string, ver int, rt Runti
 			}
 		}
 	}
-	if rt.major >= 2 && ver < 3 {
+	// containerd 2.x moves a version 2 file's CRI settings; a version 1
+	// file's plugin names are renamed but its registry is not moved, so
+	// it is ignored (measured with containerd 2.2.9's config dump).
+	if rt.major >= 2 && ver == 2 {
 		src, ok := plugins[pluginCRIv2].(map[string]any)
 		if ok {
 			dst, _ := plugins[pluginImagesV3].(map[string]any)
@@ -281,7 +284,8 @@ func migrate(plugins map[string]any, origin map[string]string, ver int, rt Runti
 // merge folds one file's plugin tables into l. containerd 1.x replaces a
 // plugin's whole table with the later file's (measured with Debian's
 // containerd 1.6 `config dump`: a drop-in that sets one CRI key drops every
-// other CRI key of config.toml); containerd 2.x merges tables key by key.
+// other CRI key of config.toml); containerd 2.x merges tables key by key
+// (measured with containerd 2.2.9's config dump).
 func merge(l *loaded, plugins map[string]any, origin map[string]string, rt Runtime) {
 	for id, v := range plugins {
 		if rt.major < 2 {
