@@ -228,6 +228,14 @@ func (c *Config) registry(l *loaded, o Options) {
 		}
 	}
 	c.pullPath(l)
+	// containerd 2.1+'s transfer service hands config_path to its
+	// registry as one directory, so a colon list (the 2.x default among
+	// them) finds no host directory at all: containerd#12415 (fixes
+	// proposed in #12829, #13086, #12661), seen with the real 2.2.9.
+	if c.PullPath == PullTransfer && len(c.HostsDirs) > 1 {
+		c.warn("config.transfer-path-list", fmt.Sprintf("config_path %q is a list: %s pulls through the transfer service, which takes the whole value as one directory (containerd#12415), so no hosts.toml under %s is read; set a single directory, or force the local pull (use_local_image_pull = true)", cp, c.rtName(), strings.Join(c.HostsDirs, " or ")))
+		c.HostsDirs = []string{cp}
+	}
 }
 
 // pullPath decides between the transfer service and the local pull, as

@@ -142,13 +142,22 @@ func TestPlan16DefaultReadsNoCertsD(t *testing.T) {
 	if c.Mode != ModeLegacy || codes(p.Warnings) != "config.certs-d-unread" {
 		t.Errorf("mode %s, warnings %v", c.Mode, p.Warnings)
 	}
-	// containerd 2.x reads the same directory by default.
-	_, p, err = plan(t, root, ctd22, "registry.lab", false)
+	// containerd 2.0 reads the same directory by default ...
+	_, p, err = plan(t, root, ctd20, "registry.lab", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := order(p); got != "mirror:https://mirror.lab/v2 registry:https://registry.lab/v2" {
-		t.Errorf("2.x plan %s", got)
+		t.Errorf("2.0 plan %s", got)
+	}
+	// ... but 2.1+'s transfer service takes the default list as one
+	// directory (containerd#12415, seen with the real 2.2.9).
+	c, p, err = plan(t, root, ctd22, "registry.lab", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := order(p); got != "registry:https://registry.lab/v2" || !strings.Contains(codes(c.Warnings), "config.transfer-path-list") {
+		t.Errorf("2.2 plan %s, warnings %v", got, c.Warnings)
 	}
 }
 
@@ -274,22 +283,22 @@ func TestHostsLints(t *testing.T) {
 		"etc/containerd/certs.d/port.lab/hosts.toml":  "[host.\"https://m\"]\n",
 		"etc/ca.pem": testCA(t),
 	})
-	_, p, err := plan(t, root, ctd22, "docker.io", false)
+	_, p, err := plan(t, root, ctd20, "docker.io", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := codes(p.Warnings); got != "config.hosts-toml-auth,config.mirror-digest-only" {
 		t.Errorf("docker.io lints %s", got)
 	}
-	_, p, _ = plan(t, root, ctd22, "docker.io", true)
+	_, p, _ = plan(t, root, ctd20, "docker.io", true)
 	if strings.Contains(codes(p.Warnings), "digest-only") {
 		t.Errorf("a digest reference uses the digest-only mirror: %v", p.Warnings)
 	}
-	_, p, _ = plan(t, root, ctd22, "reg.lab", false)
+	_, p, _ = plan(t, root, ctd20, "reg.lab", false)
 	if !strings.Contains(codes(p.Warnings), "config.hosts-toml-root-tls") {
 		t.Errorf("root tls: %v", p.Warnings)
 	}
-	_, p, err = plan(t, root, ctd22, "port.lab:5000", false)
+	_, p, err = plan(t, root, ctd20, "port.lab:5000", false)
 	if err != nil {
 		t.Fatal(err)
 	}

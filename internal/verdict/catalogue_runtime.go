@@ -47,5 +47,8 @@ func init() {
 		Cause{Code: "config.k3s-template-auth", Layer: LayerConfig, Owner: OwnerNode,
 			Summary: "Warning: registries.yaml gives credentials for a registry or mirror, but the generated containerd configuration has no auth for it (a custom config.toml.tmpl without the auth stanza, or no restart since the change).",
 			Next:    []string{"Keep the registry configs/auth block in config.toml.tmpl (k3s's own template has it), or restart the service; the pulls otherwise go without these credentials."}},
+		Cause{Code: "config.transfer-path-list", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "Warning: containerd 2.1+ pulls through its transfer service, which takes a colon-separated config_path (the 2.x default /etc/containerd/certs.d:/etc/docker/certs.d among them) as one directory, so no hosts.toml is read (containerd#12415).",
+			Next:    []string{"Set config_path to a single directory, or set use_local_image_pull = true in [plugins.\"io.containerd.cri.v1.images\"], until the containerd release in use fixes it."}},
 	)
 }
