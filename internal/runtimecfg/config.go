@@ -81,6 +81,15 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		}
 	}
 	c.Runtime = detectContainerd(root, rb)
+	if rb.Path == "" && lay == nil {
+		if f := crioFile(root); f != "" {
+			// A CRI-O node: its registries.conf is not modelled yet, so
+			// the plan below (containerd's) is not the runtime's; say so
+			// rather than let it pass for the node's.
+			c.Runtime = Runtime{Name: CRIO, Binary: f, major: -1, minor: -1}
+			c.warn("config.runtime-unmodelled", fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
+		}
+	}
 	if c.Runtime.major < 0 {
 		// No containerd binary with a version under the root (a copy of
 		// /etc, a test root): read the files with containerd 2.0's rules,

@@ -160,3 +160,19 @@ func TestLayoutRKE2AndTalos(t *testing.T) {
 		t.Errorf("talos: %s %+v %s", c.Layout, c.Files, order(p))
 	}
 }
+
+func TestCRIONodeSaysSo(t *testing.T) {
+	root := writeRoot(t, map[string]string{"etc/crio/crio.conf": "[crio.image]\n"})
+	c, err := Load(root, nodeview.RuntimeBinary{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Runtime.Name != CRIO || codes(c.Warnings) != "config.runtime-unmodelled" {
+		t.Errorf("runtime %+v, warnings %v", c.Runtime, c.Warnings)
+	}
+	// A node with containerd is not CRI-O, whatever else lies around.
+	c, _ = Load(root, ctd16, Options{})
+	if c.Runtime.Name != Containerd || len(c.Warnings) != 0 {
+		t.Errorf("containerd node: %+v %v", c.Runtime, c.Warnings)
+	}
+}

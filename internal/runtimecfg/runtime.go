@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -161,4 +162,19 @@ func dpkgVersion(data []byte, pkg string) string {
 		}
 	}
 	return flush()
+}
+
+// crioFiles are the files that say a node runs CRI-O.
+var crioFiles = []string{"/usr/bin/crio", "/usr/local/bin/crio", "/etc/crio/crio.conf", "/etc/crio/crio.conf.d"}
+
+// crioFile returns the first CRI-O file found under root, "" when none.
+func crioFile(root string) string {
+	for _, f := range crioFiles {
+		if hp, err := nodeview.InRoot(root, f); err == nil {
+			if _, err := os.Stat(hp); err == nil {
+				return f
+			}
+		}
+	}
+	return ""
 }

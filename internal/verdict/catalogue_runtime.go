@@ -50,5 +50,8 @@ func init() {
 		Cause{Code: "config.transfer-path-list", Layer: LayerConfig, Owner: OwnerNode,
 			Summary: "Warning: containerd 2.1+ pulls through its transfer service, which takes a colon-separated config_path (the 2.x default /etc/containerd/certs.d:/etc/docker/certs.d among them) as one directory, so no hosts.toml is read (containerd#12415).",
 			Next:    []string{"Set config_path to a single directory, or set use_local_image_pull = true in [plugins.\"io.containerd.cri.v1.images\"], until the containerd release in use fixes it."}},
+		Cause{Code: "config.runtime-unmodelled", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "Warning: the node's runtime is one whose registry configuration pullpath does not read yet (CRI-O), so the plan shown is containerd's default, not the runtime's.",
+			Next:    []string{"Read the node's /etc/containers/registries.conf and registries.conf.d for mirrors, rewrites and blocked registries before trusting the plan; `skopeo inspect` on the node uses the same library as CRI-O."}},
 	)
 }
