@@ -20,6 +20,14 @@ if [ -x tools/kube/build.sh ] || [ -f tools/kube/build.sh ]; then
     echo "test.sh: building kube-apiserver/etcd failed; the cluster tier will skip"
   fi
 fi
+# containerd 2.x next to Debian's 1.6 for the runtime-configuration rows
+# (internal/netlab, internal/runtimecfg): a pinned release built from the
+# Go module proxy and cached like the kube binaries (tools/containerd2).
+if PULLPATH_CONTAINERD2_DIR=$(sh tools/containerd2/build.sh); then
+  export PULLPATH_CONTAINERD2="$PULLPATH_CONTAINERD2_DIR/containerd"
+else
+  echo "test.sh: building containerd 2.x failed; its runtime-configuration rows will skip"
+fi
 
 # Node tier (internal/nodelab): real kubelets, containerd and runc in network namespaces.
 if [ "$(id -u)" = 0 ] && command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && [ -x "${PULLPATH_KUBE_BIN:-/nonexistent}/kubelet" ]; then

@@ -97,17 +97,34 @@ func ContainerdVersion(ctx context.Context) (string, error) {
 // node's HTTPS_PROXY and NO_PROXY); proxy variables of this process's own
 // environment are never passed on, so the lab does not depend on them.
 func StartContainerd(ctx context.Context, ns *Netns, dir string, env ...string) (*Containerd, error) {
-	KeepFDsFromDaemons()
-	version, err := ContainerdVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "cni"), 0o755); err != nil {
 		return nil, fmt.Errorf("creating containerd directory: %w", err)
 	}
 	cfg := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfg, []byte(ContainerdConfig(dir)), 0o644); err != nil {
 		return nil, fmt.Errorf("writing containerd config: %w", err)
+	}
+	return StartContainerdWith(ctx, ns, dir, "containerd", cfg, env...)
+}
+
+// StartContainerdWith starts the containerd binary bin (a path, or a name on
+// PATH) inside ns with the configuration file cfg, which must put root,
+// state and the socket (dir/containerd.sock) under dir (see
+// ContainerdConfig), and waits until its CRI image service answers.
+func StartContainerdWith(ctx context.Context, ns *Netns, dir, bin, cfg string, env ...string) (*Containerd, error) {
+	KeepFDsFromDaemons()
+	out, err := output(ctx, bin, "--version")
+	if err != nil {
+		return nil, err
+	}
+	// containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3
+	f := strings.Fields(out)
+	if len(f) < 3 {
+		return nil, fmt.Errorf("reading containerd version from %q", strings.TrimSpace(out))
+	}
+	version := f[2]
+	if err := os.MkdirAll(filepath.Join(dir, "cni"), 0o755); err != nil {
+		return nil, fmt.Errorf("creating containerd directory: %w", err)
 	}
 	c := &Containerd{
 		Dir:     dir,
@@ -121,7 +138,7 @@ func StartContainerd(ctx context.Context, ns *Netns, dir string, env ...string) 
 		return nil, fmt.Errorf("creating containerd log: %w", err)
 	}
 	// The daemon outlives ctx (which only bounds the start); Stop ends it.
-	c.cmd = ns.Command(context.Background(), "containerd", "--config", cfg)
+	c.cmd = ns.Command(context.Background(), bin, "--config", cfg)
 	c.cmd.Env = append(withoutProxy(os.Environ()), env...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	if err := c.cmd.Start(); err != nil {

@@ -89,3 +89,11 @@ func readInRoot(root, p string) ([]byte, string, error) {
 	b, err := os.ReadFile(hp)
 	return b, hp, err
 }
+
+// ReadInRoot reads the node path p under root, following symlinks with
+// chroot semantics (see inRoot). It returns the data and the path read on
+// this machine.
+func ReadInRoot(root, p string) ([]byte, string, error) { return readInRoot(root, p) }
+
+// InRoot maps the node path p to the path on this machine under root.
+func InRoot(root, p string) (string, error) { return inRoot(root, p) }

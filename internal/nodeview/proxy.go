@@ -65,6 +65,8 @@ type containerdService struct {
 	env     map[string]string
 	sources []string
 	exec    string
+	// args are ExecStart's words after the binary (containerd's --config).
+	args []string
 }
 
 // readContainerdService reads containerd's service under root the way
@@ -84,6 +86,7 @@ func readContainerdService(root string) containerdService {
 		}
 		if words, ok := execStart(data); ok && len(words) > 0 && strings.HasPrefix(words[0], "/") {
 			svc.exec = words[0]
+			svc.args = words[1:]
 		}
 	}
 	return svc

@@ -26,6 +26,15 @@ type RuntimeBinary struct {
 	// which wins. Either can turn the post-quantum key exchange off.
 	DefaultGODEBUG string
 	GODEBUG        string
+	// ModulePath and ModuleVersion are the main module of the build
+	// ("github.com/containerd/containerd/v2", "v2.2.9"); a distribution
+	// build records "(devel)" or nothing as its version, and only the
+	// module path's major version is known then.
+	ModulePath    string
+	ModuleVersion string
+	// ConfigFlag is the --config (-c) argument of the service's ExecStart,
+	// a node path; empty when the unit gives none.
+	ConfigFlag string
 }
 
 // runtimeBinaries are where distributions install containerd.
@@ -49,9 +58,13 @@ func runtimeOf(root string, svc containerdService) RuntimeBinary {
 		if fi, err := os.Stat(hp); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		rb := RuntimeBinary{Path: c, GODEBUG: svc.env["GODEBUG"]}
+		rb := RuntimeBinary{Path: c, GODEBUG: svc.env["GODEBUG"], ConfigFlag: configFlag(svc.args)}
 		if bi, err := buildinfo.ReadFile(hp); err == nil {
 			rb.GoVersion = bi.GoVersion
+			rb.ModulePath, rb.ModuleVersion = bi.Main.Path, bi.Main.Version
+			if rb.ModulePath == "" {
+				rb.ModulePath = bi.Path // a build without module information names its package
+			}
 			for _, s := range bi.Settings {
 				if s.Key == "DefaultGODEBUG" {
 					rb.DefaultGODEBUG = s.Value
@@ -61,6 +74,24 @@ func runtimeOf(root string, svc containerdService) RuntimeBinary {
 		return rb
 	}
 	return RuntimeBinary{}
+}
+
+// configFlag returns containerd's --config / -c argument from its command
+// line words (both "-c x" and "--config=x" forms).
+func configFlag(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "-c" || a == "--config" || a == "-config":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		case strings.HasPrefix(a, "--config="):
+			return strings.TrimPrefix(a, "--config=")
+		case strings.HasPrefix(a, "-c="):
+			return strings.TrimPrefix(a, "-c=")
+		}
+	}
+	return ""
 }
 
 // ClientHelloCurves returns the key-exchange groups, in order, that the

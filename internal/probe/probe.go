@@ -237,8 +237,9 @@ func (p *prober) run(ctx context.Context, image string) error {
 	r.Identity = creds.Describe()
 	p.creds = creds
 
-	// 3. The plan: the hosts containerd would try, in its order.
-	hosts, err := view.RegistryHosts(ctx, domain)
+	// 3. The plan: the hosts the node's runtime would try, in its order,
+	// from its own configuration (runtimecfg.go).
+	hosts, err := p.runtimeHosts(ctx, view, domain, ref)
 	if err != nil {
 		if _, ok := verdict.AsError(err); !ok {
 			err = verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", err)
@@ -353,6 +354,7 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		return verdict.Furthest(errs...)
 	}
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
+	p.markServed()
 	for _, m := range failedMirrors {
 		p.tr.warn(verdict.Warning{Code: "mirror.unreachable", Endpoint: m.Endpoint,
 			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; containerd pays this failure on every pull", m.Cause, r.ServedBy)})

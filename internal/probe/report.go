@@ -42,6 +42,10 @@ type Report struct {
 	// CredentialProvider is the kubelet's credential provider run for the
 	// image (probe --as-kubelet).
 	CredentialProvider *CredentialProvider `json:"credential_provider,omitempty"`
+	// RuntimeConfig is the node runtime's configuration as read (runtime,
+	// files in order, registry model, settings with their sources) and
+	// its plan for the image's registry.
+	RuntimeConfig *RuntimeConfig `json:"runtime_config,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.

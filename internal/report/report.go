@@ -85,6 +85,9 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 	if len(meta) > 0 {
 		fmt.Fprintf(b, "  %s\n", s.Dim(strings.Join(meta, " · ")))
 	}
+	if rc := r.RuntimeConfig; rc != nil {
+		fmt.Fprintf(b, "  %s\n", s.Dim(runtimeLine(rc)))
+	}
 	if len(r.Plan) > 0 {
 		var plan []string
 		for _, h := range r.Plan {
@@ -255,4 +258,31 @@ func Dash(x string) string {
 		return "-"
 	}
 	return x
+}
+
+// runtimeLine says which runtime configuration the plan follows: the
+// runtime and version, the registry model and where it was set, and the
+// pull path.
+func runtimeLine(rc *probe.RuntimeConfig) string {
+	rt := rc.Runtime.Name
+	switch {
+	case rc.Runtime.Assumed:
+		rt += " (version unknown, 2.0 assumed)"
+	case rc.Runtime.Version != "":
+		rt += " " + rc.Runtime.Version
+	}
+	parts := []string{"runtime " + rt}
+	for _, st := range rc.Settings {
+		if st.Key == "registry.config_path" {
+			v := st.Value
+			if v == "" {
+				v = "(empty: legacy mirrors, certs.d not read)"
+			}
+			parts = append(parts, "config_path "+v+" from "+st.Source)
+		}
+	}
+	if rc.PullPath != "" {
+		parts = append(parts, "pull path "+rc.PullPath)
+	}
+	return strings.Join(parts, " · ")
 }
