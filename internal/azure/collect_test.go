@@ -134,6 +134,39 @@ func newFakeARM(s *Snapshot) *fakeARM {
 				return
 			}},
 		InterfacesServer: netfake.InterfacesServer{
+			// The private endpoint's NIC: the dump's pe-nic*.json, or (for
+			// the generated scenarios, which have none) the NIC Azure
+			// makes, one IP configuration per customDnsConfigs entry.
+			Get: func(_ context.Context, rg, name string, _ *armnetwork.InterfacesClientGetOptions) (r azfake.Responder[armnetwork.InterfacesClientGetResponse], e azfake.ErrorResponder) {
+				for _, n := range s.EndpointNICs {
+					if strings.EqualFold(str(n.Name), name) {
+						r.SetResponse(http.StatusOK, armnetwork.InterfacesClientGetResponse{Interface: *n}, nil)
+						return
+					}
+				}
+				for _, pe := range s.PrivateEndpoints {
+					for _, ni := range pe.Properties.NetworkInterfaces {
+						if !strings.EqualFold(idName(str(ni.ID)), name) {
+							continue
+						}
+						nic := armnetwork.Interface{ID: ni.ID, Name: &name, Properties: &armnetwork.InterfacePropertiesFormat{}}
+						for _, c := range pe.Properties.CustomDNSConfigs {
+							ips := strs(c.IPAddresses)
+							if len(ips) == 0 {
+								continue
+							}
+							ip := ips[0]
+							nic.Properties.IPConfigurations = append(nic.Properties.IPConfigurations, &armnetwork.InterfaceIPConfiguration{
+								Properties: &armnetwork.InterfaceIPConfigurationPropertiesFormat{PrivateIPAddress: &ip,
+									PrivateLinkConnectionProperties: &armnetwork.InterfaceIPConfigurationPrivateLinkConnectionProperties{Fqdns: []*string{c.Fqdn}}}})
+						}
+						r.SetResponse(http.StatusOK, armnetwork.InterfacesClientGetResponse{Interface: nic}, nil)
+						return
+					}
+				}
+				notFound(&e)
+				return
+			},
 			BeginGetEffectiveRouteTable: func(_ context.Context, rg, name string, _ *armnetwork.InterfacesClientBeginGetEffectiveRouteTableOptions) (r azfake.PollerResponder[armnetwork.InterfacesClientGetEffectiveRouteTableResponse], e azfake.ErrorResponder) {
 				n := s.NICs["nodepool1"]
 				if n == nil || name != "aks-nodepool1-12345678-nic-0" {
