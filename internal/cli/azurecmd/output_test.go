@@ -264,3 +264,16 @@ func TestAzureHTMLInChromium(t *testing.T) {
 		}
 	})
 }
+
+// The page names the proof of a certain verdict and the command that
+// settles an uncertain one, as the text does.
+func TestAzureHTMLProofAndSettle(t *testing.T) {
+	_, html, _ := runAzure(t, "--from-az", azDumps+"blackhole", "--target", "registry.corp.example=192.168.10.20", "-o", "html")
+	if !strings.Contains(html, "Proof: routes-nodepool1.json") {
+		t.Errorf("blackhole page lacks its proof")
+	}
+	_, html, _ = runAzure(t, "--from-az", azDumps+"custom-dns", "-o", "html")
+	if !strings.Contains(html, "Settle: on each of 10.0.2.4, 10.0.2.5") {
+		t.Errorf("custom-dns page lacks the command that settles it")
+	}
+}
