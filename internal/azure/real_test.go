@@ -162,11 +162,16 @@ func contains(list []string, s string) bool {
 }
 
 // copyReal copies a real scenario into a temporary directory, letting
-// edit change a file's JSON on the way.
+// edit change a file's JSON on the way (nil leaves the file out).
 func copyReal(t *testing.T, dir string, edit func(name string, v any) any) string {
 	t.Helper()
+	return copyDump(t, filepath.Join("testdata", "real", dir), edit)
+}
+
+// copyDump copies the JSON files of a dump directory, through edit.
+func copyDump(t *testing.T, src string, edit func(name string, v any) any) string {
+	t.Helper()
 	out := t.TempDir()
-	src := filepath.Join("testdata", "real", dir)
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
