@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerregistry/armcontainerregistry"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v9"
 
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -363,3 +364,39 @@ func TestZoneHalfRead(t *testing.T) {
 		t.Errorf("without dns-records.json: ok %v %q certain %v settle %q, want an unconfirmed ok naming the record list", v.OK, v.Cause, v.Certain, v.Settle)
 	}
 }
+
+// Without customDnsConfigs and zone groups, the endpoint's own NIC gives
+// each FQDN its address (privateLinkConnectionProperties); with none of
+// the three read, the data endpoint's address is not read rather than
+// missing.
+func TestEndpointNICGivesAddresses(t *testing.T) {
+	s, _ := loadReal(t, "zone-group", nil)
+	for k := range s.ZoneGroups {
+		delete(s.ZoneGroups, k)
+	}
+	pe := s.PrivateEndpoints[0]
+	nicID := str(pe.Properties.NetworkInterfaces[0].ID)
+	nic := &armnetwork.Interface{ID: &nicID, Properties: &armnetwork.InterfacePropertiesFormat{}}
+	for fqdn, ip := range map[string]string{"acrdemo.azurecr.io": "10.20.2.4", "acrdemo.westeurope.data.azurecr.io": "10.20.2.5"} {
+		fqdn, ip := fqdn, ip
+		nic.Properties.IPConfigurations = append(nic.Properties.IPConfigurations, &armnetwork.InterfaceIPConfiguration{
+			Properties: &armnetwork.InterfaceIPConfigurationPropertiesFormat{PrivateIPAddress: &ip,
+				PrivateLinkConnectionProperties: &armnetwork.InterfaceIPConfigurationPrivateLinkConnectionProperties{Fqdns: []*string{&fqdn}}}})
+	}
+	s.EndpointNICs = []*armnetwork.Interface{nic}
+	s.setFrom(fromPENIC, nicID, "pe-nic.json")
+	eps, _ := s.endpoints()
+	if len(eps) != 2 || eps[0].FQDN != "acrdemo.azurecr.io" || eps[0].IP != "10.20.2.4" || eps[1].From != "pe-nic.json" {
+		t.Errorf("endpoints from the NIC = %+v", eps)
+	}
+	s.EndpointNICs = nil
+	acr := "acrdemo"
+	s.Registry = &armcontainerregistry.Registry{Name: &acr, Properties: &armcontainerregistry.RegistryProperties{
+		DataEndpointHostNames: []*string{to("acrdemo.westeurope.data.azurecr.io")}}}
+	_, checks := s.endpoints()
+	if len(checks) != 1 || checks[0].Certain || !strings.Contains(checks[0].Settle, "dns-zone-group list -g rg-dual-hub-vnra-udr-transit --endpoint-name pe-acrdemo") {
+		t.Errorf("data endpoint without any source read = %+v, want uncertain naming the zone group list", checks)
+	}
+}
+
+func to(s string) *string { return &s }
