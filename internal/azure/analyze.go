@@ -102,14 +102,25 @@ func (s *Snapshot) managedSubnet(nodeRG string) string {
 	return ""
 }
 
-// endpoints lists every FQDN → IP the private endpoints' DNS configuration
-// gives (login server first, then the data endpoints), then the hand-given
-// targets. A data endpoint the registry serves that no private endpoint
-// lists is a finding of its own.
+// endpoints lists every FQDN → IP the private endpoints give (login
+// server first, then the data endpoints), then the hand-given targets.
+// An endpoint's DNS configuration (customDnsConfigs) is read first; an
+// endpoint whose private DNS zone group keeps its records may print an
+// empty one, so the zone group's record sets and the endpoint NIC's own
+// IP configurations are read too. A data endpoint the registry serves
+// that no private endpoint lists is a finding of its own.
 func (s *Snapshot) endpoints() ([]Endpoint, []Check) {
 	out := []Endpoint{}
 	var checks []Check
 	seen := map[string]bool{}
+	add := func(fqdn, ip string, pe *armnetwork.PrivateEndpoint, subnet, from string) {
+		fqdn = strings.ToLower(strings.TrimSuffix(fqdn, "."))
+		if fqdn == "" || ip == "" || seen[fqdn] {
+			return
+		}
+		seen[fqdn] = true
+		out = append(out, Endpoint{FQDN: fqdn, IP: ip, Role: acrRole(fqdn), PrivateEndpoint: str(pe.Name), Subnet: subnet, From: from})
+	}
 	for _, pe := range s.PrivateEndpoints {
 		if pe == nil || pe.Properties == nil {
 			continue
@@ -118,34 +129,114 @@ func (s *Snapshot) endpoints() ([]Endpoint, []Check) {
 		if pe.Properties.Subnet != nil {
 			subnet = str(pe.Properties.Subnet.ID)
 		}
+		peFrom := s.from(fromPE, str(pe.ID))
 		for _, c := range pe.Properties.CustomDNSConfigs {
 			if c == nil {
 				continue
 			}
-			fqdn := strings.ToLower(strings.TrimSuffix(str(c.Fqdn), "."))
-			ips := strs(c.IPAddresses)
-			if fqdn == "" || len(ips) == 0 || seen[fqdn] {
+			if ips := strs(c.IPAddresses); len(ips) > 0 {
+				add(str(c.Fqdn), ips[0], pe, subnet, peFrom)
+			}
+		}
+		for _, g := range s.ZoneGroups[strings.ToLower(str(pe.ID))] {
+			for _, zc := range zoneConfigs(g) {
+				zone := strings.ToLower(idName(str(zc.Properties.PrivateDNSZoneID)))
+				for _, rs := range zc.Properties.RecordSets {
+					if rs == nil || !strings.EqualFold(str(rs.RecordType), "A") {
+						continue
+					}
+					if ips := strs(rs.IPAddresses); len(ips) > 0 && zone != "" {
+						add(publicName(str(rs.RecordSetName), zone), ips[0], pe, subnet, s.from(fromZoneGroups, str(pe.ID)))
+					}
+				}
+			}
+		}
+		for _, ni := range pe.Properties.NetworkInterfaces {
+			nic := s.endpointNIC(str(ni.ID))
+			if nic == nil || nic.Properties == nil {
 				continue
 			}
-			seen[fqdn] = true
-			out = append(out, Endpoint{FQDN: fqdn, IP: ips[0], Role: acrRole(fqdn), PrivateEndpoint: str(pe.Name), Subnet: subnet})
+			for _, ipc := range nic.Properties.IPConfigurations {
+				if ipc == nil || ipc.Properties == nil || ipc.Properties.PrivateLinkConnectionProperties == nil {
+					continue
+				}
+				for _, f := range strs(ipc.Properties.PrivateLinkConnectionProperties.Fqdns) {
+					add(f, str(ipc.Properties.PrivateIPAddress), pe, subnet, s.from(fromPENIC, str(nic.ID)))
+				}
+			}
 		}
 	}
 	if s.Registry != nil && s.Registry.Properties != nil {
 		for _, h := range strs(s.Registry.Properties.DataEndpointHostNames) {
 			h = strings.ToLower(h)
 			if !seen[h] && len(s.PrivateEndpoints) > 0 {
-				checks = append(checks, Check{Step: StepEndpoints, Endpoint: h, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleBlob,
+				c := Check{Step: StepEndpoints, Endpoint: h, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleBlob,
 					Summary: fmt.Sprintf("The registry serves data endpoint %s but no private endpoint's DNS configuration gives it an address: only the manifest endpoint is reachable.", h),
-					Setting: fmt.Sprintf("registry %s dataEndpointHostNames lists %s; private endpoint customDnsConfigs do not", str(s.Registry.Name), h)})
+					Setting: fmt.Sprintf("registry %s dataEndpointHostNames lists %s; private endpoint customDnsConfigs do not", str(s.Registry.Name), h)}
+				c.From = froms(s.from(fromACR, ""))
+				for _, pe := range s.PrivateEndpoints {
+					c.From = froms(append(c.From, s.from(fromPE, str(pe.ID)), s.from(fromZoneGroups, str(pe.ID)))...)
+				}
+				// customDnsConfigs may be empty when a zone group keeps the
+				// records: without the zone group or the endpoint's NIC,
+				// the address is not read rather than absent.
+				if missing := s.endpointSourcesMissing(); missing != "" {
+					c.Certain = false
+					c.Settle = missing
+				}
+				checks = append(checks, c)
 			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Role == verdict.RoleRegistry && out[j].Role != verdict.RoleRegistry })
 	for _, t := range s.Targets {
-		out = append(out, Endpoint{FQDN: strings.ToLower(t.Host), IP: t.IP, Role: verdict.RoleRegistry})
+		out = append(out, Endpoint{FQDN: strings.ToLower(t.Host), IP: t.IP, Role: verdict.RoleRegistry, From: "--target"})
 	}
 	return out, checks
+}
+
+// endpointSourcesMissing names the command that reads what a private
+// endpoint with an empty customDnsConfigs keeps elsewhere (its zone
+// groups, its NIC), or "" when all was read.
+func (s *Snapshot) endpointSourcesMissing() string {
+	for _, pe := range s.PrivateEndpoints {
+		if pe == nil || pe.Properties == nil || len(pe.Properties.CustomDNSConfigs) > 0 {
+			continue
+		}
+		if _, ok := s.ZoneGroups[strings.ToLower(str(pe.ID))]; ok {
+			continue
+		}
+		return fmt.Sprintf("az network private-endpoint dns-zone-group list -g %s --endpoint-name %s", idGroup(str(pe.ID)), str(pe.Name))
+	}
+	return ""
+}
+
+func zoneConfigs(g *armnetwork.PrivateDNSZoneGroup) []*armnetwork.PrivateDNSZoneConfig {
+	if g == nil || g.Properties == nil {
+		return nil
+	}
+	var out []*armnetwork.PrivateDNSZoneConfig
+	for _, zc := range g.Properties.PrivateDNSZoneConfigs {
+		if zc != nil && zc.Properties != nil {
+			out = append(out, zc)
+		}
+	}
+	return out
+}
+
+// publicName is the public FQDN a record set of a privatelink zone
+// stands for: "acrprod" in privatelink.azurecr.io is acrprod.azurecr.io.
+func publicName(record, zone string) string {
+	return strings.ToLower(record) + "." + strings.TrimPrefix(strings.ToLower(zone), "privatelink.")
+}
+
+func (s *Snapshot) endpointNIC(id string) *armnetwork.Interface {
+	for _, n := range s.EndpointNICs {
+		if n != nil && sameID(str(n.ID), id) {
+			return n
+		}
+	}
+	return nil
 }
 
 // acrRole: <reg>.<region>.data.azurecr.io serves layers (the blob role), the
@@ -169,13 +260,36 @@ func zoneRecordName(zone, fqdn string) (string, bool) {
 	return strings.TrimSuffix(fqdn, suffix), true
 }
 
+// routeView is the routes a pool's check reads: a NIC's effective routes,
+// or routes rebuilt from the configuration with what that cannot see.
+type routeView struct {
+	routes        []*armnetwork.EffectiveRoute
+	reconstructed bool
+	// from names the dumps the routes come from.
+	from []string
+	// unknown lists, for rebuilt routes, the parts not read (each the
+	// command that reads it): a verdict resting on them is uncertain.
+	unknown []string
+	// pePolicy holds, per endpoint IP, the command that would settle
+	// whether a user route overrides its /32 route.
+	pePolicy map[string]string
+	// gateway is the gateway the node subnet learns BGP routes from
+	// ("" when none can be reached), gatewayID its ID when known, and
+	// propagation whether the subnet's route table lets them in.
+	gateway, gatewayID string
+	propagationOff     bool
+	table              string
+	tableID            string
+}
+
 func (s *Snapshot) analyzePool(p poolRef, eps []Endpoint, epChecks []Check) PoolReport {
 	pr := PoolReport{Name: p.name, Subnet: p.subnet, SubnetPrefix: []string{}, DNSServers: []string{}, Checks: []Check{}}
 	subnet := s.subnetByID(p.subnet)
 	vnet := s.vnetByID(subnetVNetID(p.subnet))
 	if vnet == nil || subnet == nil {
 		pr.Checks = append(pr.Checks, Check{Step: StepEndpoints, Skipped: true, OK: true,
-			Summary: fmt.Sprintf("the pool's subnet %q was not read: nothing to compare", p.subnet)})
+			Summary: fmt.Sprintf("the pool's subnet %q was not read: nothing to compare", p.subnet),
+			Settle:  cmdVNet(subnetVNetID(p.subnet))})
 		pr.Verdict = finish(pr.Checks)
 		return pr
 	}
@@ -183,32 +297,54 @@ func (s *Snapshot) analyzePool(p poolRef, eps []Endpoint, epChecks []Check) Pool
 	pr.SubnetPrefix = subnetPrefixes(subnet)
 	pr.DNSServers = append(pr.DNSServers, vnetDNSServers(vnet)...)
 	nic := s.NICs[p.name]
-	routes := []*armnetwork.EffectiveRoute(nil)
+	rv := routeView{}
+	if subnet.Properties != nil && subnet.Properties.RouteTable != nil {
+		rv.tableID = str(subnet.Properties.RouteTable.ID)
+		rv.table = idName(rv.tableID)
+	}
 	if nic != nil {
 		pr.NIC = nic.ID
-		routes = nic.Routes
+		rv.routes = nic.Routes
 	}
-	if routes != nil {
+	if rv.routes != nil {
 		pr.RoutesFrom = "effective routes of " + idName(pr.NIC)
+		rv.from = froms(s.from(fromRoutes, p.name))
 	} else {
-		routes = s.reconstructRoutes(vnet, subnet)
+		s.reconstructRoutes(vnet, subnet, eps, &rv)
 		pr.RoutesFrom = "reconstructed from the VNet, its peerings and the subnet's route table (no effective routes read"
 		if nic != nil && nic.RoutesNote != "" {
 			pr.RoutesFrom += ": " + nic.RoutesNote
 		}
-		pr.RoutesFrom += "); routes a gateway learns by BGP cannot be seen this way"
+		switch {
+		case rv.gateway == "":
+			pr.RoutesFrom += "); no gateway reaches the subnet, so no routes are learned by BGP"
+		case rv.propagationOff:
+			pr.RoutesFrom += fmt.Sprintf("); route table %s disables gateway route propagation", rv.table)
+		case s.Gateway.Learned != nil:
+			pr.RoutesFrom += fmt.Sprintf("), with the routes the gateway in %s learned (%s)", rv.gateway, s.from(fromLearned, ""))
+		default:
+			pr.RoutesFrom += "); routes a gateway learns by BGP cannot be seen this way"
+		}
 	}
 	if len(eps) == 0 {
-		pr.Checks = append(pr.Checks, Check{Step: StepEndpoints, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleRegistry,
+		c := Check{Step: StepEndpoints, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleRegistry,
 			Summary: "No private endpoint of the registry gives an address for any of its names: the nodes would reach it over its public endpoint, or not at all.",
-			Setting: "private endpoint customDnsConfigs (none read)"})
+			Setting: "private endpoint customDnsConfigs (none read)"}
+		for _, pe := range s.PrivateEndpoints {
+			c.From = append(c.From, s.from(fromPE, str(pe.ID)))
+		}
+		c.From = froms(c.From...)
+		if len(c.From) == 0 {
+			c.Certain = false
+			c.Settle = "az network private-endpoint show -g <rg> -n <registry's private endpoint> (--from-az reads it as private-endpoint.json)"
+		} else if missing := s.endpointSourcesMissing(); missing != "" {
+			c.Certain = false
+			c.Settle = missing
+		}
+		pr.Checks = append(pr.Checks, c)
 	}
 	pr.Checks = append(pr.Checks, epChecks...)
 	pr.Checks = append(pr.Checks, s.resolverCheck(vnet, eps)...)
-	table := ""
-	if subnet.Properties != nil && subnet.Properties.RouteTable != nil {
-		table = idName(str(subnet.Properties.RouteTable.ID))
-	}
 	for _, ep := range eps {
 		ip, err := netip.ParseAddr(ep.IP)
 		if err != nil {
@@ -219,9 +355,9 @@ func (s *Snapshot) analyzePool(p poolRef, eps []Endpoint, epChecks []Check) Pool
 		if c, ok := s.recordCheck(ep); ok {
 			pr.Checks = append(pr.Checks, c)
 		}
-		pr.Checks = append(pr.Checks, s.routeCheck(vnet, routes, table, ep, ip))
-		pr.Checks = append(pr.Checks, securityCheck(nic, vnet, s, pr.SubnetPrefix, ep, ip))
-		pr.Checks = append(pr.Checks, s.returnCheck(vnet, pr.SubnetPrefix, ep, ip))
+		pr.Checks = append(pr.Checks, s.routeCheck(vnet, &rv, ep, ip))
+		pr.Checks = append(pr.Checks, s.securityCheck(nic, p.name, vnet, pr.SubnetPrefix, ep, ip))
+		pr.Checks = append(pr.Checks, s.returnCheck(vnet, pr.SubnetPrefix, &rv, ep, ip))
 	}
 	pr.Verdict = finish(pr.Checks)
 	return pr
@@ -240,22 +376,26 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		return nil
 	}
 	first := acr[0]
-	if !s.Zone.Read {
-		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Skipped: true, OK: true,
-			Summary: fmt.Sprintf("private DNS zone %s was not read: records and links not checked", s.Zone.Name)}}
-	}
+	vnetFrom := s.from(fromVNet, str(vnet.ID))
 	var servers []string
 	for _, srv := range vnetDNSServers(vnet) {
 		if srv != azureDNS { // naming Azure DNS itself is not a custom server
 			servers = append(servers, srv)
 		}
 	}
+	if !s.Zone.LinksRead {
+		c := Check{Step: StepDNS, Endpoint: first.FQDN, Skipped: true, OK: true,
+			Summary: fmt.Sprintf("the virtual network links of private DNS zone %s were not read: whether VNet %s resolves the private names is not checked", s.Zone.Name, str(vnet.Name)),
+			Settle:  cmdLinks(s.Zone.Name)}
+		return []Check{c}
+	}
+	linksFrom := s.from(fromLinks, "")
 	if len(servers) == 0 {
 		if link := s.zoneLink(str(vnet.ID)); link != "" {
-			return []Check{{Step: StepDNS, Endpoint: first.FQDN, OK: true, Certain: true,
+			return []Check{{Step: StepDNS, Endpoint: first.FQDN, OK: true, Certain: true, From: froms(vnetFrom, linksFrom),
 				Summary: fmt.Sprintf("VNet %s uses Azure DNS and zone %s is linked to it (link %s)", str(vnet.Name), s.Zone.Name, link)}}
 		}
-		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role,
+		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role, From: froms(vnetFrom, linksFrom),
 			Summary: fmt.Sprintf("VNet %s uses Azure DNS but private DNS zone %s has no virtual network link to it: the nodes resolve %s to its public address.", str(vnet.Name), s.Zone.Name, first.FQDN),
 			Setting: fmt.Sprintf("private DNS zone %s: virtual network links (none to %s)", s.Zone.Name, str(vnet.Name))}}
 	}
@@ -269,6 +409,7 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		}
 		if home != nil && s.zoneLink(str(home.ID)) == "" {
 			out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role,
+				From:    froms(vnetFrom, s.from(fromVNet, str(home.ID)), linksFrom),
 				Summary: fmt.Sprintf("VNet %s uses custom DNS server %s, which lives in VNet %s, and zone %s is not linked to %s: even forwarding to %s there cannot see the private records.", str(vnet.Name), srv, str(home.Name), s.Zone.Name, str(home.Name), azureDNS),
 				Setting: fmt.Sprintf("private DNS zone %s: virtual network links (none to %s, the DNS server's VNet)", s.Zone.Name, str(home.Name))})
 			continue
@@ -277,6 +418,8 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 	}
 	if len(unseen) > 0 {
 		out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: false, Cause: "dns.custom-forwarder", role: first.Role,
+			From:    froms(vnetFrom, linksFrom),
+			Settle:  fmt.Sprintf("on each of %s: the conditional forwarder for azurecr.io (or privatelink.azurecr.io) → %s; from a node: dig %s", strings.Join(unseen, ", "), azureDNS, first.FQDN),
 			Summary: fmt.Sprintf("VNet %s uses custom DNS servers %s: whether they forward %s to Azure DNS cannot be seen from Azure's configuration. Check the conditional forwarder for azurecr.io → %s on each.", str(vnet.Name), strings.Join(unseen, ", "), s.Zone.Name, azureDNS),
 			Setting: fmt.Sprintf("VNet %s dhcpOptions.dnsServers %s; on those servers: conditional forwarder azurecr.io → %s", str(vnet.Name), strings.Join(unseen, ","), azureDNS)})
 	}
@@ -299,10 +442,12 @@ func (s *Snapshot) zoneLink(vnetID string) string {
 	return ""
 }
 
-// recordCheck: the zone holds an A record for the FQDN with the endpoint's IP.
+// recordCheck: the zone holds an A record for the FQDN with the endpoint's
+// IP. Without the zone's records, the record sets of the endpoint's
+// private DNS zone group (which Azure keeps in the zone) stand for them.
 func (s *Snapshot) recordCheck(ep Endpoint) (Check, bool) {
 	name, ok := zoneRecordName(s.Zone.Name, ep.FQDN)
-	if !ok || !s.Zone.Read {
+	if !ok || ep.PrivateEndpoint == "" {
 		return Check{}, false
 	}
 	c := Check{Step: StepDNS, Endpoint: ep.FQDN, Certain: true, role: ep.Role}
@@ -310,6 +455,23 @@ func (s *Snapshot) recordCheck(ep Endpoint) (Check, bool) {
 	if ep.Role == verdict.RoleBlob {
 		manifestOnly = " Only the manifest endpoint is reachable: the login server answers, but every layer download redirected here fails."
 	}
+	if !s.Zone.RecordsRead {
+		if g, from := s.zoneGroupRecord(ep, name); g != nil {
+			ips := strs(g.IPAddresses)
+			for _, ip := range ips {
+				if ip == ep.IP {
+					c.OK, c.From = true, froms(from)
+					c.Summary = fmt.Sprintf("%s.%s A %s (kept by the endpoint's private DNS zone group)", name, s.Zone.Name, ep.IP)
+					return c, true
+				}
+			}
+		}
+		c.OK, c.Skipped, c.Certain = true, true, false
+		c.Summary = fmt.Sprintf("the A records of zone %s were not read: record %s not checked", s.Zone.Name, name)
+		c.Settle = cmdRecords(s.Zone.Name)
+		return c, true
+	}
+	c.From = froms(s.from(fromRecords, ""), ep.From)
 	for _, rs := range s.Zone.Records {
 		if rs == nil || !strings.EqualFold(str(rs.Name), name) {
 			continue
@@ -340,56 +502,126 @@ func (s *Snapshot) recordCheck(ep Endpoint) (Check, bool) {
 	return c, true
 }
 
+// zoneGroupRecord finds the record set a private endpoint's zone group
+// keeps for name in the zone.
+func (s *Snapshot) zoneGroupRecord(ep Endpoint, name string) (*armnetwork.RecordSet, string) {
+	for _, pe := range s.PrivateEndpoints {
+		if pe == nil || !strings.EqualFold(str(pe.Name), ep.PrivateEndpoint) {
+			continue
+		}
+		for _, g := range s.ZoneGroups[strings.ToLower(str(pe.ID))] {
+			for _, zc := range zoneConfigs(g) {
+				if !strings.EqualFold(idName(str(zc.Properties.PrivateDNSZoneID)), s.Zone.Name) {
+					continue
+				}
+				for _, rs := range zc.Properties.RecordSets {
+					if rs != nil && strings.EqualFold(str(rs.RecordSetName), name) {
+						return rs, s.from(fromZoneGroups, str(pe.ID))
+					}
+				}
+			}
+		}
+	}
+	return nil, ""
+}
+
 // routeCheck: the route that decides ep.IP, and the peering or gateway
 // behind it.
-func (s *Snapshot) routeCheck(vnet *armnetwork.VirtualNetwork, routes []*armnetwork.EffectiveRoute, table string, ep Endpoint, ip netip.Addr) Check {
-	r, p := lpm(routes, ip)
-	m := routeMatch(r, p, ip, table)
-	c := Check{Step: StepRoute, Endpoint: ep.FQDN, Certain: true, Route: m, role: ep.Role}
+func (s *Snapshot) routeCheck(vnet *armnetwork.VirtualNetwork, rv *routeView, ep Endpoint, ip netip.Addr) Check {
+	r, p := lpm(rv.routes, ip)
+	m := routeMatch(r, p, ip, rv.table)
+	c := Check{Step: StepRoute, Endpoint: ep.FQDN, Certain: true, Route: m, role: ep.Role, From: append([]string(nil), rv.from...)}
 	hop := m.NextHopType
+	var out Check
 	switch {
 	case r == nil:
-		return s.noRoute(c, vnet, ip, "no route at all matches it")
+		out = s.noRoute(c, vnet, rv, ip, "no route at all matches it")
 	case hop == hopNone && m.Source == string(armnetwork.EffectiveRouteSourceUser):
 		c.Cause = "route.blackhole"
 		c.Summary = fmt.Sprintf("%s (%s) is sent to next hop None by %s: a blackhole.", ep.FQDN, ip, m.describe())
 		c.Setting = m.describe()
-		return c
+		out = c
 	case hop == hopNone:
-		return s.noRoute(c, vnet, ip, "only Azure's default route "+m.Prefix+" → None matches it")
+		out = s.noRoute(c, vnet, rv, ip, "only Azure's default route "+m.Prefix+" → None matches it")
 	case hop == hopInternet && isPrivate(ip):
-		return s.noRoute(c, vnet, ip, "only the route "+m.Prefix+" → Internet matches it, which cannot carry a private address")
+		out = s.noRoute(c, vnet, rv, ip, "only the route "+m.Prefix+" → Internet matches it, which cannot carry a private address")
 	case hop == hopPeering || hop == hopGlobalPeering:
-		return s.peeringCheck(c, vnet, ip)
+		out = s.peeringCheck(c, vnet, ip)
 	case hop == hopGateway:
 		c.OK = true
 		c.Summary = fmt.Sprintf("%s (%s) → %s (%s)", ep.FQDN, ip, hopGateway, m.describe())
-		return c
+		if m.Source == string(armnetwork.EffectiveRouteSourceVirtualNetworkGateway) && rv.reconstructed {
+			c.From = append(c.From, s.from(fromLearned, ""))
+		}
+		out = c
 	case hop == hopAppliance:
 		c.OK, c.Certain = true, false
 		c.Summary = fmt.Sprintf("%s (%s) → appliance %s (%s): its own rules and its route back cannot be seen from here", ep.FQDN, ip, strings.Join(m.NextHopIP, ","), m.describe())
-		return c
+		c.Settle = fmt.Sprintf("the appliance %s: its forwarding rules for TCP 443 to %s and its route back to the node subnet", strings.Join(m.NextHopIP, ","), ip)
+		out = c
+	default:
+		c.OK = true
+		c.Summary = fmt.Sprintf("%s (%s) → %s (%s)", ep.FQDN, ip, hop, m.describe())
+		out = c
 	}
-	c.OK = true
-	c.Summary = fmt.Sprintf("%s (%s) → %s (%s)", ep.FQDN, ip, hop, m.describe())
-	return c
+	out.From = froms(out.From...)
+	if rv.reconstructed && out.Certain {
+		unknown := rv.unknown
+		if cmd := rv.pePolicy[ip.String()]; cmd != "" {
+			unknown = append(append([]string(nil), unknown...), cmd)
+		}
+		if len(unknown) > 0 {
+			out.Certain = false
+			out.Settle = strings.Join(unknown, "; ")
+		}
+	}
+	return out
 }
 
 // noRoute explains why nothing routes ip: a missing or broken peering to
 // the VNet that holds it, missing gateway transit toward a network behind
-// a gateway, or simply no route.
-func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, ip netip.Addr, why string) Check {
+// a gateway, gateway routes that never reach the subnet, or simply no
+// route.
+func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, rv *routeView, ip netip.Addr, why string) Check {
 	c.OK = false
 	where := fmt.Sprintf("%s for %s: %s", c.Endpoint, ip, why)
 	if home := s.vnetContaining(ip); home != nil && !sameID(str(home.ID), str(vnet.ID)) {
 		if out := s.peeringCheck(c, vnet, ip); !out.OK {
 			out.Summary = "No route " + where + ". " + out.Summary
+			if !out.Certain && !rv.reconstructed {
+				// The NIC's effective routes prove there is no route;
+				// only the explanation is unproved.
+				out.Certain = true
+				out.Cause = "route.no-route"
+				out.Setting = fmt.Sprintf("routes of the node subnet (VNet %s): none toward %s (VNet %s)", str(vnet.Name), ip, str(home.Name))
+			}
 			return out
 		}
 	}
 	if gw := s.transitCheck(c, vnet, ip); gw != nil {
 		gw.Summary = "No route " + where + ". " + gw.Summary
 		return *gw
+	}
+	outside := s.vnetContaining(ip) == nil
+	if rv.reconstructed && outside && rv.gateway != "" {
+		if rv.propagationOff {
+			c.Cause = "route.propagation-disabled"
+			c.Summary = fmt.Sprintf("No route %s. %s is outside every VNet read, behind the gateway in %s, but route table %s sets disableBgpRoutePropagation: the routes the gateway learns never reach the node subnet, and no user route sends %s there.", where, ip, rv.gateway, rv.table, ip)
+			c.Setting = fmt.Sprintf("route table %s disableBgpRoutePropagation=true", rv.table)
+			c.From = froms(append(c.From, s.from(fromRouteTable, rv.tableID))...)
+			return c
+		}
+		if s.Gateway.Learned == nil {
+			c.Cause = "route.no-route"
+			c.Certain = false
+			c.Summary = fmt.Sprintf("No route seen %s. %s is outside every VNet read; the gateway in %s reaches the node subnet and gateway route propagation is on, so a route it learned by BGP may carry it, and those cannot be seen from the configuration.", where, ip, rv.gateway)
+			c.Setting = fmt.Sprintf("routes of the node subnet (VNet %s): none seen toward %s; routes learned by the gateway in %s: not read", str(vnet.Name), ip, rv.gateway)
+			c.Settle = cmdLearned(rv.gatewayID)
+			return c
+		}
+		c.From = froms(append(c.From, s.from(fromLearned, ""))...)
+		why += fmt.Sprintf(", and none of the routes the gateway in %s learned covers it", rv.gateway)
+		where = fmt.Sprintf("%s for %s: %s", c.Endpoint, ip, why)
 	}
 	c.Cause = "route.no-route"
 	c.Summary = "No route " + where + "."
@@ -401,20 +633,28 @@ func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, ip netip.Ad
 }
 
 // peeringCheck: the node VNet's peering to the VNet holding ip, and the
-// peering back, both connected with VNet access.
+// peering back, both connected with VNet access. A side whose peerings
+// were not read is not a side without peerings.
 func (s *Snapshot) peeringCheck(c Check, vnet *armnetwork.VirtualNetwork, ip netip.Addr) Check {
 	home := s.vnetContaining(ip)
 	if home == nil {
 		c.OK, c.Certain = true, false
 		c.Summary = fmt.Sprintf("%s (%s) → %s; the remote VNet was not read, so the peering back is not checked", c.Endpoint, ip, c.Route.NextHopType)
+		c.Settle = "az network vnet show for the VNet that holds " + ip.String() + " (and az network vnet peering list for it)"
 		return c
 	}
 	local, remote := str(vnet.ID), str(home.ID)
 	ln, rn := str(vnet.Name), str(home.Name)
-	out, _ := s.peering(local, remote)
+	out, outRead := s.peering(local, remote)
 	back, backRead := s.peering(remote, local)
+	c.From = froms(append(c.From, s.from(fromPeerings, local), s.from(fromPeerings, remote))...)
 	c.Cause = "route.peering"
 	switch {
+	case out == nil && !outRead:
+		c.Certain = false
+		c.Summary = fmt.Sprintf("The peerings of VNet %s were not read: whether it peers with %s, where %s lives, is unknown.", ln, rn, ip)
+		c.Setting = fmt.Sprintf("VNet %s peerings: not read", ln)
+		c.Settle = cmdPeerings(local)
 	case out == nil:
 		c.Summary = fmt.Sprintf("VNet %s has no peering to %s, where %s lives.", ln, rn, ip)
 		c.Setting = fmt.Sprintf("VNet %s peerings: none to %s", ln, rn)
@@ -437,6 +677,8 @@ func (s *Snapshot) peeringCheck(c Check, vnet *armnetwork.VirtualNetwork, ip net
 		c.Summary = fmt.Sprintf("%s (%s) → peering %s (%s → %s, %s)", c.Endpoint, ip, str(out.Name), ln, rn, peeringState(out))
 		if back != nil {
 			c.Summary += fmt.Sprintf(", back %s (%s)", str(back.Name), peeringState(back))
+		} else {
+			c.Settle = cmdPeerings(remote)
 		}
 		return c
 	}
@@ -490,13 +732,14 @@ func (s *Snapshot) transitCheck(c Check, vnet *armnetwork.VirtualNetwork, ip net
 		out.Cause = "route.gateway-transit"
 		out.Summary = fmt.Sprintf("%s is outside every VNet read, behind the gateway in %s, but gateway transit is off: %s.", ip, hubName, strings.Join(lacks, "; "))
 		out.Setting = strings.Join(setting, "; ")
+		out.From = froms(append(out.From, s.from(fromPeerings, str(vnet.ID)), s.from(fromPeerings, hubID), s.from(fromVNet, hubID))...)
 		return &out
 	}
 	return nil
 }
 
 // securityCheck: the effective security rules for TCP 443 to ip.
-func securityCheck(nic *NodeNIC, vnet *armnetwork.VirtualNetwork, s *Snapshot, src []string, ep Endpoint, ip netip.Addr) Check {
+func (s *Snapshot) securityCheck(nic *NodeNIC, pool string, vnet *armnetwork.VirtualNetwork, src []string, ep Endpoint, ip netip.Addr) Check {
 	c := Check{Step: StepSecurity, Endpoint: ep.FQDN, Certain: true, role: ep.Role}
 	if nic == nil || nic.Security == nil {
 		c.OK, c.Skipped, c.Certain = true, true, false
@@ -504,8 +747,10 @@ func securityCheck(nic *NodeNIC, vnet *armnetwork.VirtualNetwork, s *Snapshot, s
 		if nic != nil && nic.SecurityNote != "" {
 			c.Summary += ": " + nic.SecurityNote
 		}
+		c.Settle = cmdEffectiveNSG(pool)
 		return c
 	}
+	c.From = froms(s.from(fromNSG, pool))
 	space := vnetPrefixes(vnet)
 	for _, p := range s.Peerings[strings.ToLower(str(vnet.ID))] {
 		if peeringConnected(p) && p.Properties.RemoteAddressSpace != nil {
@@ -543,33 +788,67 @@ func orDash(s string) string {
 	return s
 }
 
-// returnCheck: replies from ep's subnet must route back to the node subnet.
-func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []string, ep Endpoint, ip netip.Addr) Check {
+// returnCheck: replies from ep's subnet must route back to the node
+// subnet. For an address outside Azure the way back is the on-premises
+// router's: the gateway's advertised routes (when read) say whether Azure
+// offers it the node subnet at all.
+func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []string, rv *routeView, ep Endpoint, ip netip.Addr) Check {
 	c := Check{Step: StepReturn, Endpoint: ep.FQDN, OK: true, role: ep.Role}
 	nodeIP, ok := firstAddr(nodePrefixes)
 	if !ok {
 		c.Skipped = true
 		c.Summary = "node subnet prefix unknown"
+		c.Settle = cmdVNet(str(vnet.ID))
 		return c
 	}
+	nodes := strings.Join(nodePrefixes, ",")
 	if ep.Subnet == "" {
-		if s.vnetContaining(ip) == nil {
-			c.Summary = fmt.Sprintf("%s lies outside Azure (or in a VNet not read): its return route to the node subnet %s is outside Azure. Check that the on-premises router and firewall route %s back through the VPN (the gateway's BGP advertisements or static routes toward the local network gateway) and allow TCP 443 replies.", ip, strings.Join(nodePrefixes, ","), strings.Join(nodePrefixes, ","))
+		home := s.vnetContaining(ip)
+		if home != nil {
+			c.Certain = true
+			c.From = froms(s.from(fromVNet, str(home.ID)), s.from(fromPeerings, str(home.ID)))
+			c.Summary = fmt.Sprintf("%s lies in VNet %s (return through the peering checked above)", ip, str(home.Name))
 			return c
 		}
-		c.Certain = true
-		c.Summary = fmt.Sprintf("%s lies in VNet %s (return through the peering checked above)", ip, str(s.vnetContaining(ip).Name))
+		c.Summary = fmt.Sprintf("%s lies outside Azure (or in a VNet not read): its return route to the node subnet %s is outside Azure. Check that the on-premises router and firewall route %s back through the VPN (the gateway's BGP advertisements or static routes toward the local network gateway) and allow TCP 443 replies.", ip, nodes, nodes)
+		c.Settle = cmdAdvertised(rv.gatewayID) + "; then the on-premises router's route to " + nodes
+		if adv := s.Gateway.Advertised; adv != nil {
+			c.From = froms(s.from(fromAdvertised, ""))
+			covered := ""
+			for _, r := range adv {
+				if r == nil {
+					continue
+				}
+				if p, err := netip.ParsePrefix(str(r.Network)); err == nil && p.Contains(nodeIP) {
+					covered = p.String()
+					break
+				}
+			}
+			if covered == "" {
+				c.OK = false
+				c.Cause = "route.return-path"
+				c.Summary = fmt.Sprintf("Replies from %s (%s, outside Azure) to the node subnet %s need a route back, and the gateway advertises none that covers it to its BGP peer (%d route(s) advertised): unless the on-premises side has a static route to %s, the replies are lost.", ep.FQDN, ip, nodes, len(adv), nodes)
+				c.Setting = fmt.Sprintf("gateway advertised routes: none covering %s", nodes)
+				c.Settle = "the on-premises router's routing table: a static route to " + nodes + " through the VPN"
+			} else {
+				c.Summary = fmt.Sprintf("the gateway advertises %s (covering the node subnet %s) to its BGP peer; whether the on-premises router and firewall accept it and allow TCP 443 replies cannot be seen from Azure", covered, nodes)
+				c.Settle = "the on-premises router's route to " + nodes + " and its firewall's rule for TCP 443 replies"
+			}
+		}
 		return c
 	}
 	sn := s.subnetByID(ep.Subnet)
 	if sn == nil {
 		c.Skipped = true
 		c.Summary = fmt.Sprintf("endpoint subnet %s was not read", idName(ep.Subnet))
+		c.Settle = cmdVNet(subnetVNetID(ep.Subnet))
 		return c
 	}
 	c.Certain = true
+	snFrom := s.from(fromVNet, subnetVNetID(ep.Subnet))
+	c.From = froms(snFrom)
 	if sn.Properties == nil || sn.Properties.RouteTable == nil {
-		c.Summary = fmt.Sprintf("endpoint subnet %s has no route table: replies to %s follow system routes", str(sn.Name), strings.Join(nodePrefixes, ","))
+		c.Summary = fmt.Sprintf("endpoint subnet %s has no route table: replies to %s follow system routes", str(sn.Name), nodes)
 		return c
 	}
 	rtID := str(sn.Properties.RouteTable.ID)
@@ -577,8 +856,10 @@ func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []s
 	if rt == nil || rt.Properties == nil {
 		c.Certain = false
 		c.Summary = fmt.Sprintf("endpoint subnet %s has route table %s, which was not read", str(sn.Name), idName(rtID))
+		c.Settle = cmdRouteTable(rtID)
 		return c
 	}
+	c.From = froms(snFrom, s.from(fromRouteTable, rtID))
 	var best *armnetwork.Route
 	bestBits := -1
 	for _, r := range rt.Properties.Routes {
@@ -600,11 +881,12 @@ func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []s
 	case hopNone:
 		c.OK = false
 		c.Cause = "route.return-path"
-		c.Summary = fmt.Sprintf("Replies from %s (subnet %s) to the node subnet %s are dropped by %s.", ep.FQDN, str(sn.Name), strings.Join(nodePrefixes, ","), desc)
+		c.Summary = fmt.Sprintf("Replies from %s (subnet %s) to the node subnet %s are dropped by %s.", ep.FQDN, str(sn.Name), nodes, desc)
 		c.Setting = desc
 	case hopAppliance:
 		c.Certain = false
 		c.Summary = fmt.Sprintf("replies to the node subnet go through appliance %s (%s): check it forwards them and is the same hop the requests take (asymmetric paths are dropped by stateful firewalls)", str(best.Properties.NextHopIPAddress), desc)
+		c.Settle = fmt.Sprintf("the appliance %s: its route to %s and whether requests take the same hop", str(best.Properties.NextHopIPAddress), nodes)
 	default:
 		c.Summary = fmt.Sprintf("replies to the node subnet: %s", desc)
 	}
@@ -631,7 +913,15 @@ func finish(checks []Check) Verdict {
 	if unsure != nil {
 		return toVerdict(unsure)
 	}
-	return Verdict{Verdict: verdict.OKVerdict("Azure's configuration gives the nodes a private path to every registry endpoint."), Source: SourceControlPlane, Certain: allCertain(checks)}
+	v := Verdict{Verdict: verdict.OKVerdict("Azure's configuration gives the nodes a private path to every registry endpoint."), Source: SourceControlPlane, Certain: allCertain(checks)}
+	for _, c := range checks {
+		v.From = append(v.From, c.From...)
+		if !c.Certain && v.Settle == "" {
+			v.Settle = c.Settle
+		}
+	}
+	v.From = froms(v.From...)
+	return v
 }
 
 func allCertain(checks []Check) bool {
@@ -651,7 +941,11 @@ func toVerdict(c *Check) Verdict {
 	d := verdict.Describe(c.Cause, c.role, ep)
 	v := verdict.Verdict{Layer: verdict.LayerOf(c.Cause), Cause: c.Cause, Role: c.role, Owner: verdict.OwnerOf(c.Cause),
 		Endpoint: ep, Summary: c.Summary, Next: d.Next, Evidence: c.Setting}
-	return Verdict{Verdict: v, Source: SourceControlPlane, Setting: c.Setting, Certain: c.Certain}
+	out := Verdict{Verdict: v, Source: SourceControlPlane, Setting: c.Setting, Certain: c.Certain, From: froms(c.From...)}
+	if !c.Certain {
+		out.Settle = c.Settle
+	}
+	return out
 }
 
 // worst is the report's verdict: the first pool that fails (proved before
@@ -678,11 +972,17 @@ func worst(pools []PoolReport) Verdict {
 		return Verdict{Verdict: verdict.Verdict{Layer: verdict.LayerUnknown, Cause: "unknown", Summary: "No node pool was checked.", Next: []string{"Pass --cluster (and --pool) naming an AKS cluster whose pools have subnets."}}, Source: SourceControlPlane}
 	}
 	v := pools[0].Verdict
+	v.From = nil
 	for _, p := range pools {
+		v.From = append(v.From, p.Verdict.From...)
 		if !p.Verdict.Certain {
 			v.Certain = false
+			if v.Settle == "" {
+				v.Settle = p.Verdict.Settle
+			}
 		}
 	}
+	v.From = froms(v.From...)
 	v.Summary = fmt.Sprintf("Azure's configuration gives every node pool checked (%d) a private path to every registry endpoint.", len(pools))
 	return v
 }

@@ -20,14 +20,19 @@ import (
 // command with -o json. Names with a * may appear many times.
 const AzLayout = `aks.json                  az aks show -g RG -n CLUSTER                       (required)
 acr.json                  az acr show -n REGISTRY                            (optional)
-vnet*.json                az network vnet show -g RG -n VNET                 (node VNet, hub, endpoint VNet)
-peerings-VNET.json        az network vnet peering list -g RG --vnet-name VNET
+vnet*.json                az network vnet show -g RG -n VNET (or vnet list)  (node VNet, hub, endpoint VNet;
+                          its virtualNetworkPeerings are read as the VNet's peerings)
+peerings-VNET.json        az network vnet peering list -g RG --vnet-name VNET       (optional)
 private-endpoint*.json    az network private-endpoint show -g RG -n PE
+dns-zone-group*.json      az network private-endpoint dns-zone-group list -g RG --endpoint-name PE (optional)
+pe-nic*.json              az network nic show --ids PE_NIC_ID    (the endpoint's NIC, optional)
 dns-links.json            az network private-dns link vnet list -g RG -z privatelink.azurecr.io
 dns-records.json          az network private-dns record-set a list -g RG -z privatelink.azurecr.io
 routes-POOL.json          az network nic show-effective-route-table -g RG -n NIC   (a node NIC of POOL)
 nsg-POOL.json             az network nic list-effective-nsg -g RG -n NIC           (optional)
-route-table*.json         az network route-table show -g RG -n TABLE               (optional)`
+route-table*.json         az network route-table show -g RG -n TABLE               (optional)
+gateway-learned*.json     az network vnet-gateway list-learned-routes -g RG -n GW  (optional)
+gateway-advertised*.json  az network vnet-gateway list-advertised-routes -g RG -n GW --peer IP (optional)`
 
 // maxDumpBytes bounds one dump file.
 const maxDumpBytes = 32 << 20
@@ -48,7 +53,8 @@ func LoadAz(dir string) (*Snapshot, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("reading az dumps: %s is not a directory", dir)
 	}
-	s := &Snapshot{Peerings: map[string][]*armnetwork.VirtualNetworkPeering{}, NICs: map[string]*NodeNIC{}}
+	s := &Snapshot{Peerings: map[string][]*armnetwork.VirtualNetworkPeering{}, NICs: map[string]*NodeNIC{},
+		ZoneGroups: map[string][]*armnetwork.PrivateDNSZoneGroup{}, From: map[string]string{}}
 	var errs []error
 	read := func(name string) []byte {
 		b, err := readLimited(filepath.Join(dir, name))
@@ -69,21 +75,34 @@ func LoadAz(dir string) (*Snapshot, error) {
 	if b := read("aks.json"); b != nil {
 		s.Cluster = &armcontainerservice.ManagedCluster{}
 		errs = append(errs, decodeResource(azAKSKeys(b), s.Cluster, "aks.json"))
+		s.setFrom(fromAKS, "", "aks.json")
 	}
 	if len(glob("acr.json")) > 0 {
 		if b := read("acr.json"); b != nil {
 			s.Registry = &armcontainerregistry.Registry{}
 			errs = append(errs, decodeResource(b, s.Registry, "acr.json", "privateEndpointConnections"))
+			s.setFrom(fromACR, "", "acr.json")
 		}
 	}
 	for _, f := range glob("vnet*.json") {
-		if b := read(f); b != nil {
-			v := &armnetwork.VirtualNetwork{}
-			if err := decodeResource(b, v, f, "subnets", "virtualNetworkPeerings"); err != nil {
-				errs = append(errs, err)
-				continue
-			}
+		b := read(f)
+		if b == nil {
+			continue
+		}
+		var vnets []*armnetwork.VirtualNetwork
+		if err := decodeOneOrList(b, &vnets, f, "subnets", "virtualNetworkPeerings"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, v := range vnets {
 			s.VNets = append(s.VNets, v)
+			s.setFrom(fromVNet, str(v.ID), f)
+			// az network vnet show prints the VNet's peerings; a VNet
+			// printed without the key (or with null) had them not read.
+			if v.Properties != nil && v.Properties.VirtualNetworkPeerings != nil {
+				s.Peerings[strings.ToLower(str(v.ID))] = v.Properties.VirtualNetworkPeerings
+				s.setFrom(fromPeerings, str(v.ID), f+" virtualNetworkPeerings")
+			}
 		}
 	}
 	for _, f := range glob("peerings-*.json") {
@@ -92,7 +111,7 @@ func LoadAz(dir string) (*Snapshot, error) {
 			continue
 		}
 		var list []*armnetwork.VirtualNetworkPeering
-		if err := decodeList(b, &list, f); err != nil {
+		if err := decodeOneOrList(b, &list, f); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -100,26 +119,59 @@ func LoadAz(dir string) (*Snapshot, error) {
 		key := ""
 		for _, v := range s.VNets {
 			if strings.EqualFold(str(v.Name), vnetName) {
-				key = strings.ToLower(str(v.ID))
+				key = str(v.ID)
 			}
 		}
 		if key == "" && len(list) > 0 && list[0] != nil {
-			key = strings.ToLower(parentID(str(list[0].ID)))
+			key = parentID(str(list[0].ID))
 		}
 		if key == "" {
 			errs = append(errs, fmt.Errorf("%s: no VNet named %q among the vnet*.json dumps", f, vnetName))
 			continue
 		}
-		s.Peerings[key] = list
+		s.Peerings[strings.ToLower(key)] = list
+		s.setFrom(fromPeerings, key, f)
 	}
 	for _, f := range glob("private-endpoint*.json") {
 		if b := read(f); b != nil {
 			pe := &armnetwork.PrivateEndpoint{}
-			if err := decodeResource(b, pe, f, "privateLinkServiceConnections", "manualPrivateLinkServiceConnections"); err != nil {
+			if err := decodeResource(b, pe, f, "privateLinkServiceConnections", "manualPrivateLinkServiceConnections", "ipConfigurations"); err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			s.PrivateEndpoints = append(s.PrivateEndpoints, pe)
+			s.setFrom(fromPE, str(pe.ID), f)
+		}
+	}
+	for _, f := range glob("dns-zone-group*.json") {
+		b := read(f)
+		if b == nil {
+			continue
+		}
+		var groups []*armnetwork.PrivateDNSZoneGroup
+		if err := decodeOneOrList(b, &groups, f, "privateDnsZoneConfigs"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, g := range groups {
+			pe := zoneGroupEndpoint(str(g.ID))
+			if pe == "" {
+				errs = append(errs, fmt.Errorf("%s: zone group %q: its ID names no private endpoint", f, str(g.Name)))
+				continue
+			}
+			s.ZoneGroups[strings.ToLower(pe)] = append(s.ZoneGroups[strings.ToLower(pe)], g)
+			s.setFrom(fromZoneGroups, pe, f)
+		}
+	}
+	for _, f := range glob("pe-nic*.json") {
+		if b := read(f); b != nil {
+			nic := &armnetwork.Interface{}
+			if err := decodeResource(b, nic, f, "ipConfigurations"); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.EndpointNICs = append(s.EndpointNICs, nic)
+			s.setFrom(fromPENIC, str(nic.ID), f)
 		}
 	}
 	for _, f := range glob("route-table*.json") {
@@ -130,24 +182,60 @@ func LoadAz(dir string) (*Snapshot, error) {
 				continue
 			}
 			s.RouteTables = append(s.RouteTables, rt)
+			s.setFrom(fromRouteTable, str(rt.ID), f)
 		}
 	}
 	s.Zone.Name = DefaultZone
-	if len(glob("dns-links.json")) > 0 || len(glob("dns-records.json")) > 0 {
-		s.Zone.Read = true
-	}
 	if len(glob("dns-links.json")) > 0 {
 		if b := read("dns-links.json"); b != nil {
-			errs = append(errs, decodeList(b, &s.Zone.Links, "dns-links.json"))
+			if err := decodeOneOrList(b, &s.Zone.Links, "dns-links.json"); err != nil {
+				errs = append(errs, err)
+			} else {
+				s.Zone.LinksRead = true
+				s.setFrom(fromLinks, "", "dns-links.json")
+			}
 		}
 	}
 	if len(glob("dns-records.json")) > 0 {
 		if b := read("dns-records.json"); b != nil {
-			errs = append(errs, decodeList(b, &s.Zone.Records, "dns-records.json"))
+			if err := decodeOneOrList(b, &s.Zone.Records, "dns-records.json"); err != nil {
+				errs = append(errs, err)
+			} else {
+				s.Zone.RecordsRead = true
+				s.setFrom(fromRecords, "", "dns-records.json")
+			}
 		}
 	}
 	if z := zoneFromDump(s); z != "" {
 		s.Zone.Name = z
+	}
+	for kind, pattern := range map[string]string{fromLearned: "gateway-learned*.json", fromAdvertised: "gateway-advertised*.json"} {
+		for _, f := range glob(pattern) {
+			b := read(f)
+			if b == nil {
+				continue
+			}
+			var routes []*armnetwork.GatewayRoute
+			if err := decodeValues(b, &routes, f); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if routes == nil {
+				routes = []*armnetwork.GatewayRoute{}
+			}
+			if kind == fromLearned {
+				s.Gateway.Learned = append(s.Gateway.Learned, routes...)
+				if s.Gateway.Learned == nil {
+					s.Gateway.Learned = []*armnetwork.GatewayRoute{}
+				}
+			} else {
+				s.Gateway.Advertised = append(s.Gateway.Advertised, routes...)
+				if s.Gateway.Advertised == nil {
+					s.Gateway.Advertised = []*armnetwork.GatewayRoute{}
+				}
+			}
+			s.From[fromKey(kind, "")] = joinFrom(s.From[fromKey(kind, "")], f)
+		}
 	}
 	for _, f := range glob("routes-*.json") {
 		pool := strings.TrimSuffix(strings.TrimPrefix(f, "routes-"), ".json")
@@ -165,6 +253,7 @@ func LoadAz(dir string) (*Snapshot, error) {
 		}
 		nicFor(s, pool).Routes = routes
 		nicFor(s, pool).ID = f
+		s.setFrom(fromRoutes, pool, f)
 	}
 	for _, f := range glob("nsg-*.json") {
 		pool := strings.TrimSuffix(strings.TrimPrefix(f, "nsg-"), ".json")
@@ -178,6 +267,7 @@ func LoadAz(dir string) (*Snapshot, error) {
 			continue
 		}
 		nicFor(s, pool).Security = groups
+		s.setFrom(fromNSG, pool, f)
 	}
 	for _, n := range s.NICs {
 		if n.Security == nil && n.SecurityNote == "" {
@@ -185,6 +275,25 @@ func LoadAz(dir string) (*Snapshot, error) {
 		}
 	}
 	return s, errors.Join(errs...)
+}
+
+func joinFrom(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
+}
+
+// zoneGroupEndpoint is the private endpoint a zone group ID belongs to
+// (…/privateEndpoints/PE/privateDnsZoneGroups/NAME).
+func zoneGroupEndpoint(id string) string {
+	parts := strings.Split(strings.TrimSuffix(id, "/"), "/")
+	for i := len(parts) - 2; i > 0; i-- {
+		if strings.EqualFold(parts[i], "privateDnsZoneGroups") && i >= 2 {
+			return strings.Join(parts[:i], "/")
+		}
+	}
+	return ""
 }
 
 // azAKSKeys renames the agent pool keys az spells differently from the
@@ -336,15 +445,37 @@ func decodeResource(b []byte, into any, file string, nested ...string) error {
 	return nil
 }
 
-// decodeList reads a list command's output (a JSON array) into SDK types.
-func decodeList[T any](b []byte, into *[]*T, file string) error {
+// decodeOneOrList reads one resource, a JSON array of them (what az list
+// commands print) or {"value": [...]} (the REST shape), each unflattened
+// with its nested sub-resources.
+func decodeOneOrList[T any](b []byte, into *[]*T, file string, nested ...string) error {
+	b = bytes.TrimSpace(b)
 	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil {
-		return fmt.Errorf("%s: decoding az output: want a JSON array: %w", file, err)
+	switch {
+	case len(b) > 0 && b[0] == '[':
+		if err := json.Unmarshal(b, &items); err != nil {
+			return fmt.Errorf("%s: decoding az output: %w", file, err)
+		}
+	case len(b) > 0 && b[0] == '{':
+		var w map[string]json.RawMessage
+		if err := json.Unmarshal(b, &w); err != nil {
+			return fmt.Errorf("%s: decoding az output: %w", file, err)
+		}
+		if v, ok := w["value"]; ok && len(w) <= 2 && !hasKey(w, "id") {
+			if err := json.Unmarshal(v, &items); err != nil {
+				return fmt.Errorf("%s: decoding az output: value: %w", file, err)
+			}
+		} else if hasKey(w, "id") {
+			items = []json.RawMessage{b}
+		} else {
+			return fmt.Errorf("%s: decoding az output: want a resource (with an id), a JSON array or {\"value\": [...]}", file)
+		}
+	default:
+		return fmt.Errorf("%s: decoding az output: want a JSON object or array", file)
 	}
 	for i, it := range items {
 		v := new(T)
-		if err := decodeResource(it, v, fmt.Sprintf("%s[%d]", file, i)); err != nil {
+		if err := decodeResource(it, v, fmt.Sprintf("%s[%d]", file, i), nested...); err != nil {
 			return err
 		}
 		*into = append(*into, v)
@@ -354,6 +485,8 @@ func decodeList[T any](b []byte, into *[]*T, file string) error {
 	}
 	return nil
 }
+
+func hasKey(m map[string]json.RawMessage, k string) bool { _, ok := m[k]; return ok }
 
 // decodeValues reads {"value": [...]} (what the effective-route and
 // effective-NSG operations return) or a bare array.

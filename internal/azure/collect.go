@@ -112,7 +112,8 @@ func (k *collection) network(sub string) *armnetwork.ClientFactory {
 // read and every error met.
 func (c *Collector) Collect(ctx context.Context, cfg Config) (*Snapshot, error) {
 	k := &collection{c: c, ctx: ctx, net: map[string]*armnetwork.ClientFactory{},
-		s: &Snapshot{Peerings: map[string][]*armnetwork.VirtualNetworkPeering{}, NICs: map[string]*NodeNIC{}}}
+		s: &Snapshot{Peerings: map[string][]*armnetwork.VirtualNetworkPeering{}, NICs: map[string]*NodeNIC{},
+			ZoneGroups: map[string][]*armnetwork.PrivateDNSZoneGroup{}, From: map[string]string{}}}
 	if cfg.Subscription == "" {
 		return k.s, errors.New("no subscription: pass --subscription or set AZURE_SUBSCRIPTION_ID")
 	}
@@ -123,6 +124,7 @@ func (c *Collector) Collect(ctx context.Context, cfg Config) (*Snapshot, error) 
 		k.fail("reading managed cluster "+cfg.Cluster, err)
 	} else {
 		k.s.Cluster = &resp.ManagedCluster
+		k.s.setFrom(fromAKS, "", "ARM managedClusters/"+cfg.Cluster)
 	}
 	// 2. The registry and its private endpoints.
 	peIDs := append([]string(nil), cfg.PrivateEndpoints...)
@@ -133,6 +135,7 @@ func (c *Collector) Collect(ctx context.Context, cfg Config) (*Snapshot, error) 
 			k.fail("reading registry "+cfg.Registry, err)
 		} else {
 			k.s.Registry = &resp.Registry
+			k.s.setFrom(fromACR, "", "ARM registries/"+cfg.Registry)
 			if len(peIDs) == 0 && resp.Properties != nil {
 				for _, pc := range resp.Properties.PrivateEndpointConnections {
 					if pc != nil && pc.Properties != nil && pc.Properties.PrivateEndpoint != nil {
@@ -173,6 +176,23 @@ func (c *Collector) Collect(ctx context.Context, cfg Config) (*Snapshot, error) 
 			if p.Properties != nil && p.Properties.RemoteVirtualNetwork != nil {
 				k.vnet(str(p.Properties.RemoteVirtualNetwork.ID))
 			}
+		}
+	}
+	// The endpoints' NICs (their IP configurations carry each FQDN's
+	// address) and the learned routes of the gateways in the VNets read.
+	for _, pe := range k.s.PrivateEndpoints {
+		if pe.Properties == nil {
+			continue
+		}
+		for _, ni := range pe.Properties.NetworkInterfaces {
+			if ni != nil {
+				k.endpointNIC(str(ni.ID))
+			}
+		}
+	}
+	for _, v := range k.s.VNets {
+		if gw := gatewayOf(v); gw != "" {
+			k.learnedRoutes(gw)
 		}
 	}
 	// 4. Route tables of every subnet read that has one.
@@ -264,14 +284,18 @@ func (k *collection) privateEndpoint(id string) (*armnetwork.PrivateEndpoint, st
 		k.fail("reading private endpoint "+r.Name, err)
 		return nil, ""
 	}
+	k.s.setFrom(fromPE, str(resp.ID), "ARM privateEndpoints/"+r.Name)
 	zone := ""
+	groups := []*armnetwork.PrivateDNSZoneGroup{}
 	pager := f.NewPrivateDNSZoneGroupsClient().NewListPager(r.Name, r.ResourceGroupName, nil)
-	for pager.More() && zone == "" {
+	for pager.More() {
 		page, err := pager.NextPage(k.ctx)
 		if err != nil {
 			k.fail("listing DNS zone groups of "+r.Name, err)
+			groups = nil
 			break
 		}
+		groups = append(groups, page.Value...)
 		for _, g := range page.Value {
 			if g == nil || g.Properties == nil {
 				continue
@@ -283,7 +307,65 @@ func (k *collection) privateEndpoint(id string) (*armnetwork.PrivateEndpoint, st
 			}
 		}
 	}
+	if groups != nil {
+		k.s.ZoneGroups[strings.ToLower(str(resp.ID))] = groups
+		k.s.setFrom(fromZoneGroups, str(resp.ID), "ARM privateEndpoints/"+r.Name+"/privateDnsZoneGroups")
+	}
 	return &resp.PrivateEndpoint, zone
+}
+
+// endpointNIC reads a private endpoint's network interface.
+func (k *collection) endpointNIC(id string) {
+	r, err := arm.ParseResourceID(id)
+	if err != nil {
+		k.fail("parsing private endpoint NIC ID", err)
+		return
+	}
+	f := k.network(r.SubscriptionID)
+	if f == nil {
+		return
+	}
+	resp, err := f.NewInterfacesClient().Get(k.ctx, r.ResourceGroupName, r.Name, nil)
+	if err != nil {
+		k.fail("reading private endpoint NIC "+r.Name, err)
+		return
+	}
+	k.s.EndpointNICs = append(k.s.EndpointNICs, &resp.Interface)
+	k.s.setFrom(fromPENIC, str(resp.ID), "ARM networkInterfaces/"+r.Name)
+}
+
+// learnedRoutes reads the routes a virtual network gateway learned. The
+// routes it advertises need the on-premises BGP peer's address, which the
+// configuration read here does not name: live mode leaves them unread.
+func (k *collection) learnedRoutes(id string) {
+	r, err := arm.ParseResourceID(id)
+	if err != nil {
+		k.fail("parsing gateway ID", err)
+		return
+	}
+	f := k.network(r.SubscriptionID)
+	if f == nil {
+		return
+	}
+	poller, err := f.NewVirtualNetworkGatewaysClient().BeginGetLearnedRoutes(k.ctx, r.ResourceGroupName, r.Name, nil)
+	if err != nil {
+		k.fail("reading learned routes of "+r.Name, err)
+		return
+	}
+	resp, err := poller.PollUntilDone(k.ctx, nil)
+	if err != nil {
+		k.fail("reading learned routes of "+r.Name, err)
+		return
+	}
+	routes := resp.Value
+	if routes == nil {
+		routes = []*armnetwork.GatewayRoute{}
+	}
+	k.s.Gateway.Learned = append(k.s.Gateway.Learned, routes...)
+	if k.s.Gateway.Learned == nil {
+		k.s.Gateway.Learned = []*armnetwork.GatewayRoute{}
+	}
+	k.s.From[fromKey(fromLearned, "")] = joinFrom(k.s.From[fromKey(fromLearned, "")], "ARM virtualNetworkGateways/"+r.Name+"/getLearnedRoutes")
 }
 
 // vnet reads a VNet and its peerings, once.
@@ -306,6 +388,7 @@ func (k *collection) vnet(id string) {
 		return
 	}
 	k.s.VNets = append(k.s.VNets, &resp.VirtualNetwork)
+	k.s.setFrom(fromVNet, str(resp.ID), "ARM virtualNetworks/"+r.Name)
 	list := []*armnetwork.VirtualNetworkPeering{}
 	pager := f.NewVirtualNetworkPeeringsClient().NewListPager(r.ResourceGroupName, r.Name, nil)
 	for pager.More() {
@@ -317,6 +400,7 @@ func (k *collection) vnet(id string) {
 		list = append(list, page.Value...)
 	}
 	k.s.Peerings[strings.ToLower(str(resp.ID))] = list
+	k.s.setFrom(fromPeerings, str(resp.ID), "ARM virtualNetworks/"+r.Name+"/virtualNetworkPeerings")
 }
 
 func (k *collection) routeTable(id string) {
@@ -338,6 +422,7 @@ func (k *collection) routeTable(id string) {
 		return
 	}
 	k.s.RouteTables = append(k.s.RouteTables, &resp.RouteTable)
+	k.s.setFrom(fromRouteTable, str(resp.ID), "ARM routeTables/"+r.Name)
 }
 
 func (k *collection) zone(id string) {
@@ -372,7 +457,9 @@ func (k *collection) zone(id string) {
 		}
 		records = append(records, page.Value...)
 	}
-	k.s.Zone.Links, k.s.Zone.Records, k.s.Zone.Read = links, records, true
+	k.s.Zone.Links, k.s.Zone.Records, k.s.Zone.LinksRead, k.s.Zone.RecordsRead = links, records, true, true
+	k.s.setFrom(fromLinks, "", "ARM privateDnsZones/"+r.Name+"/virtualNetworkLinks")
+	k.s.setFrom(fromRecords, "", "ARM privateDnsZones/"+r.Name+"/A")
 }
 
 // poolNIC finds a NIC of pool among its subnet's IP configurations: a
@@ -439,11 +526,14 @@ func (k *collection) nic(p poolRef, override string) {
 		if n.Routes == nil {
 			n.Routes = []*armnetwork.EffectiveRoute{}
 		}
+		k.s.setFrom(fromRoutes, p.name, "ARM networkInterfaces/"+r.Name+"/effectiveRouteTable")
 	}
 	n.Security, err = effectiveNSGs(k.ctx, ic, r.ResourceGroupName, r.Name)
 	if err != nil {
 		k.fail("reading effective security rules of "+r.Name, err)
 		n.SecurityNote = "reading them failed"
+	} else {
+		k.s.setFrom(fromNSG, p.name, "ARM networkInterfaces/"+r.Name+"/effectiveNetworkSecurityGroups")
 	}
 }
 

@@ -122,6 +122,16 @@ func newFakeARM(s *Snapshot) *fakeARM {
 				r.AddPage(http.StatusOK, armnetwork.PrivateDNSZoneGroupsClientListResponse{PrivateDNSZoneGroupListResult: armnetwork.PrivateDNSZoneGroupListResult{Value: []*armnetwork.PrivateDNSZoneGroup{g}}}, nil)
 				return
 			}},
+		VirtualNetworkGatewaysServer: netfake.VirtualNetworkGatewaysServer{
+			BeginGetLearnedRoutes: func(_ context.Context, rg, name string, _ *armnetwork.VirtualNetworkGatewaysClientBeginGetLearnedRoutesOptions) (r azfake.PollerResponder[armnetwork.VirtualNetworkGatewaysClientGetLearnedRoutesResponse], e azfake.ErrorResponder) {
+				if s.Gateway.Learned == nil {
+					notFound(&e)
+					return
+				}
+				r.AddNonTerminalResponse(http.StatusAccepted, nil)
+				r.SetTerminalResponse(http.StatusOK, armnetwork.VirtualNetworkGatewaysClientGetLearnedRoutesResponse{GatewayRouteListResult: armnetwork.GatewayRouteListResult{Value: s.Gateway.Learned}}, nil)
+				return
+			}},
 		RouteTablesServer: netfake.RouteTablesServer{
 			Get: func(_ context.Context, rg, name string, _ *armnetwork.RouteTablesClientGetOptions) (r azfake.Responder[armnetwork.RouteTablesClientGetResponse], e azfake.ErrorResponder) {
 				for _, rt := range s.RouteTables {
@@ -134,6 +144,39 @@ func newFakeARM(s *Snapshot) *fakeARM {
 				return
 			}},
 		InterfacesServer: netfake.InterfacesServer{
+			// The private endpoint's NIC: the dump's pe-nic*.json, or (for
+			// the generated scenarios, which have none) the NIC Azure
+			// makes, one IP configuration per customDnsConfigs entry.
+			Get: func(_ context.Context, rg, name string, _ *armnetwork.InterfacesClientGetOptions) (r azfake.Responder[armnetwork.InterfacesClientGetResponse], e azfake.ErrorResponder) {
+				for _, n := range s.EndpointNICs {
+					if strings.EqualFold(str(n.Name), name) {
+						r.SetResponse(http.StatusOK, armnetwork.InterfacesClientGetResponse{Interface: *n}, nil)
+						return
+					}
+				}
+				for _, pe := range s.PrivateEndpoints {
+					for _, ni := range pe.Properties.NetworkInterfaces {
+						if !strings.EqualFold(idName(str(ni.ID)), name) {
+							continue
+						}
+						nic := armnetwork.Interface{ID: ni.ID, Name: &name, Properties: &armnetwork.InterfacePropertiesFormat{}}
+						for _, c := range pe.Properties.CustomDNSConfigs {
+							ips := strs(c.IPAddresses)
+							if len(ips) == 0 {
+								continue
+							}
+							ip := ips[0]
+							nic.Properties.IPConfigurations = append(nic.Properties.IPConfigurations, &armnetwork.InterfaceIPConfiguration{
+								Properties: &armnetwork.InterfaceIPConfigurationPropertiesFormat{PrivateIPAddress: &ip,
+									PrivateLinkConnectionProperties: &armnetwork.InterfaceIPConfigurationPrivateLinkConnectionProperties{Fqdns: []*string{c.Fqdn}}}})
+						}
+						r.SetResponse(http.StatusOK, armnetwork.InterfacesClientGetResponse{Interface: nic}, nil)
+						return
+					}
+				}
+				notFound(&e)
+				return
+			},
 			BeginGetEffectiveRouteTable: func(_ context.Context, rg, name string, _ *armnetwork.InterfacesClientBeginGetEffectiveRouteTableOptions) (r azfake.PollerResponder[armnetwork.InterfacesClientGetEffectiveRouteTableResponse], e azfake.ErrorResponder) {
 				n := s.NICs["nodepool1"]
 				if n == nil || name != "aks-nodepool1-12345678-nic-0" {
@@ -262,6 +305,10 @@ func TestSDKScenarios(t *testing.T) {
 			s.Targets = tt.targets
 			r := Analyze(s, Options{})
 			checkScenario(t, tt, r)
+			checkProofRule(t, r)
+			if v := r.Pools[0].Verdict; v.Certain && (len(v.From) == 0 || !strings.HasPrefix(v.From[0], "ARM ")) {
+				t.Errorf("certain verdict from %q, want the ARM reads named", v.From)
+			}
 			if !strings.Contains(r.Pools[0].RoutesFrom, "effective routes of aks-nodepool1-12345678-nic-0") {
 				t.Errorf("routes from = %q", r.Pools[0].RoutesFrom)
 			}
@@ -318,5 +365,62 @@ func TestSDKMissingRegistry(t *testing.T) {
 	r := Analyze(s, Options{})
 	if r.Pools[0].Verdict.Cause != "dns.no-endpoint-ip" {
 		t.Errorf("verdict = %q, want dns.no-endpoint-ip (no private endpoint read)", r.Pools[0].Verdict.Cause)
+	}
+}
+
+// Live mode reads the learned routes of the gateway in a GatewaySubnet it
+// reads: with a scale-set NIC (routes rebuilt) and gateway transit on, the
+// on-premises registry's route is proved by them, and without them it is
+// not certain either way.
+func TestSDKLearnedRoutes(t *testing.T) {
+	want, err := LoadAz("testdata/az/healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := "/subscriptions/" + fakeSub + "/resourceGroups/rg-hub/providers/Microsoft.Network/virtualNetworkGateways/vpngw-hub"
+	for _, v := range want.VNets {
+		for _, sn := range v.Properties.Subnets {
+			if str(sn.Name) == "GatewaySubnet" {
+				id := gw + "/ipConfigurations/default"
+				sn.Properties.IPConfigurations = append(sn.Properties.IPConfigurations, &armnetwork.IPConfiguration{ID: &id})
+			}
+		}
+	}
+	// No user route toward on-premises, and gateway transit on both sides.
+	for _, rt := range want.RouteTables {
+		rt.Properties.Routes = nil
+	}
+	yes := true
+	for _, list := range want.Peerings {
+		for _, p := range list {
+			if strings.HasSuffix(str(p.Properties.RemoteVirtualNetwork.ID), "vnet-hub") {
+				p.Properties.UseRemoteGateways = &yes
+			} else {
+				p.Properties.AllowGatewayTransit = &yes
+			}
+		}
+	}
+	network, origin, next := "192.168.0.0/16", "EBgp", "10.0.255.4"
+	for _, learned := range [][]*armnetwork.GatewayRoute{{{Network: &network, Origin: &origin, NextHop: &next}}, nil} {
+		want.Gateway.Learned = learned
+		opts := &arm.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: newFakeARM(want)}}
+		s, err := NewCollector(canaryCredential{}, opts).Collect(context.Background(),
+			Config{Subscription: fakeSub, ClusterGroup: "rg-aks", Cluster: "aks-prod", RegistryGroup: "rg-hub", Registry: "acrprod"})
+		if learned != nil && err != nil {
+			t.Fatalf("Collect: %v", err)
+		}
+		s.Targets = []Target{onprem}
+		r := Analyze(s, Options{})
+		for _, c := range r.Pools[0].Checks {
+			if c.Step != StepRoute || c.Endpoint != "registry.corp.example" {
+				continue
+			}
+			if learned != nil && (!c.OK || !c.Certain || !contains(c.From, "ARM virtualNetworkGateways/vpngw-hub/getLearnedRoutes")) {
+				t.Errorf("with learned routes: %+v, want ok and certain from the ARM read", c)
+			}
+			if learned == nil && (c.Certain || !strings.Contains(c.Settle, "list-learned-routes -g rg-hub -n vpngw-hub")) {
+				t.Errorf("without learned routes: %+v, want uncertain naming list-learned-routes", c)
+			}
+		}
 	}
 }

@@ -46,6 +46,8 @@ type Endpoint struct {
 	PrivateEndpoint string `json:"private_endpoint,omitempty"`
 	// Subnet is the private endpoint's subnet ID.
 	Subnet string `json:"subnet,omitempty"`
+	// From names the dump (or ARM read) that gave the FQDN its address.
+	From string `json:"from,omitempty"`
 }
 
 // Verdict is a verdict of the shared vocabulary with where it came from,
@@ -56,6 +58,10 @@ type Verdict struct {
 	Source  string `json:"source"`
 	Setting string `json:"setting,omitempty"`
 	Certain bool   `json:"certain"`
+	// From names the dumps (or ARM reads) that prove a certain verdict.
+	From []string `json:"from,omitempty"`
+	// Settle is the command whose output would settle an uncertain one.
+	Settle string `json:"settle,omitempty"`
 }
 
 // PoolReport is one node pool's path.
@@ -94,10 +100,16 @@ type Check struct {
 	Summary string `json:"summary"`
 	// Setting is the Azure setting that decides, named as a person would
 	// find it in the portal or the az CLI.
-	Setting string      `json:"setting,omitempty"`
-	Route   *RouteMatch `json:"route,omitempty"`
-	Rule    *RuleMatch  `json:"rule,omitempty"`
-	role    verdict.Role
+	Setting string `json:"setting,omitempty"`
+	// From names the dumps (or ARM reads) the finding rests on; a
+	// certain check always names at least one.
+	From []string `json:"from,omitempty"`
+	// Settle is the command (az CLI, or a check outside Azure) whose
+	// output would settle an uncertain check.
+	Settle string      `json:"settle,omitempty"`
+	Route  *RouteMatch `json:"route,omitempty"`
+	Rule   *RuleMatch  `json:"rule,omitempty"`
+	role   verdict.Role
 }
 
 // RouteMatch is the route that longest-prefix match picked for an address.

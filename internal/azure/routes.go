@@ -61,10 +61,12 @@ var defaultNone = []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100
 
 // reconstructRoutes builds the routes Azure would apply to a NIC in subnet
 // from the configuration alone: the VNet's own space, each connected
-// peering's remote space, the subnet's route table and the default system
-// routes. Routes a gateway learns by BGP cannot be seen this way.
-func (s *Snapshot) reconstructRoutes(vnet *armnetwork.VirtualNetwork, subnet *armnetwork.Subnet) []*armnetwork.EffectiveRoute {
-	active := armnetwork.EffectiveRouteStateActive
+// peering's remote space, the /32 routes of private endpoints in the VNet
+// or a peered one, the routes the gateway learned (when read and let in by
+// the route table), the subnet's route table and the default system
+// routes. What it could not read goes to rv.unknown.
+func (s *Snapshot) reconstructRoutes(vnet *armnetwork.VirtualNetwork, subnet *armnetwork.Subnet, eps []Endpoint, rv *routeView) {
+	active, invalid := armnetwork.EffectiveRouteStateActive, armnetwork.EffectiveRouteStateInvalid
 	mk := func(src armnetwork.EffectiveRouteSource, hop string, name string, nextIP string, prefixes ...string) *armnetwork.EffectiveRoute {
 		h := armnetwork.RouteNextHopType(hop)
 		r := &armnetwork.EffectiveRoute{Source: &src, State: &active, NextHopType: &h}
@@ -79,11 +81,29 @@ func (s *Snapshot) reconstructRoutes(vnet *armnetwork.VirtualNetwork, subnet *ar
 		}
 		return r
 	}
+	rv.reconstructed = true
+	rv.pePolicy = map[string]string{}
+	vnetID := str(vnet.ID)
+	peerings, peeringsRead := s.Peerings[strings.ToLower(vnetID)]
+	if !peeringsRead {
+		rv.unknown = append(rv.unknown, cmdPeerings(vnetID))
+	}
 	var out []*armnetwork.EffectiveRoute
 	out = append(out, mk(armnetwork.EffectiveRouteSourceDefault, hopVnetLocal, "", "", vnetPrefixes(vnet)...))
-	for _, p := range s.Peerings[strings.ToLower(str(vnet.ID))] {
-		if p == nil || p.Properties == nil || str(p.Properties.PeeringState) != string(armnetwork.VirtualNetworkPeeringStateConnected) {
+	peered := map[string]bool{strings.ToLower(vnetID): true}
+	if hasGateway(vnet) {
+		rv.gateway, rv.gatewayID = str(vnet.Name), gatewayOf(vnet)
+	}
+	for _, p := range peerings {
+		if !peeringConnected(p) {
 			continue
+		}
+		if p.Properties.RemoteVirtualNetwork != nil {
+			remote := str(p.Properties.RemoteVirtualNetwork.ID)
+			peered[strings.ToLower(remote)] = true
+			if flag(p.Properties.UseRemoteGateways) && rv.gateway == "" {
+				rv.gateway, rv.gatewayID = idName(remote), gatewayOf(s.vnetByID(remote))
+			}
 		}
 		if rs := p.Properties.RemoteAddressSpace; rs != nil {
 			out = append(out, mk(armnetwork.EffectiveRouteSourceDefault, hopPeering, "", "", strs(rs.AddressPrefixes)...))
@@ -91,15 +111,78 @@ func (s *Snapshot) reconstructRoutes(vnet *armnetwork.VirtualNetwork, subnet *ar
 	}
 	out = append(out, mk(armnetwork.EffectiveRouteSourceDefault, hopInternet, "", "", "0.0.0.0/0"))
 	out = append(out, mk(armnetwork.EffectiveRouteSourceDefault, hopNone, "", "", defaultNone...))
-	if subnet != nil && subnet.Properties != nil && subnet.Properties.RouteTable != nil {
-		if rt := s.routeTableByID(str(subnet.Properties.RouteTable.ID)); rt != nil && rt.Properties != nil {
-			for _, r := range rt.Properties.Routes {
-				if r == nil || r.Properties == nil {
-					continue
-				}
-				out = append(out, mk(armnetwork.EffectiveRouteSourceUser, str(r.Properties.NextHopType), str(r.Name),
-					str(r.Properties.NextHopIPAddress), str(r.Properties.AddressPrefix)))
+	var rt *armnetwork.RouteTable
+	if rv.tableID != "" {
+		rt = s.routeTableByID(rv.tableID)
+		if rt == nil || rt.Properties == nil {
+			rt = nil
+			rv.unknown = append(rv.unknown, cmdRouteTable(rv.tableID))
+		} else {
+			rv.propagationOff = flag(rt.Properties.DisableBgpRoutePropagation)
+		}
+	}
+	if rv.gateway != "" && !rv.propagationOff && s.Gateway.Learned != nil {
+		for _, g := range s.Gateway.Learned {
+			// Origin Network is the gateway's own VNet space, which the
+			// VNet and peering routes above already carry.
+			if g == nil || strings.EqualFold(str(g.Origin), "Network") {
+				continue
 			}
+			if _, err := netip.ParsePrefix(str(g.Network)); err == nil {
+				out = append(out, mk(armnetwork.EffectiveRouteSourceVirtualNetworkGateway, hopGateway, "", str(g.NextHop), str(g.Network)))
+			}
+		}
+	}
+	var user []*armnetwork.EffectiveRoute
+	if rt != nil {
+		for _, r := range rt.Properties.Routes {
+			if r == nil || r.Properties == nil {
+				continue
+			}
+			user = append(user, mk(armnetwork.EffectiveRouteSourceUser, str(r.Properties.NextHopType), str(r.Name),
+				str(r.Properties.NextHopIPAddress), str(r.Properties.AddressPrefix)))
+		}
+	}
+	// A private endpoint adds a /32 route (next hop InterfaceEndpoint) to
+	// its VNet and the directly peered ones. It beats any wider user route
+	// unless the endpoint's subnet enables network policies for route
+	// tables (privateEndpointNetworkPolicies Enabled or RouteTableEnabled):
+	// then a user route that covers the address invalidates it.
+	for _, ep := range eps {
+		ip, err := netip.ParseAddr(ep.IP)
+		if err != nil || ep.Subnet == "" || !peered[strings.ToLower(subnetVNetID(ep.Subnet))] {
+			continue
+		}
+		r := mk(armnetwork.EffectiveRouteSourceDefault, hopInterfaceEndpoint, "", "", netip.PrefixFrom(ip, ip.BitLen()).String())
+		if covered := prefixesContain(routePrefixes(user), ip); covered {
+			sn := s.subnetByID(ep.Subnet)
+			switch {
+			case sn == nil || sn.Properties == nil:
+				rv.pePolicy[ip.String()] = fmt.Sprintf("az network vnet subnet show -g %s --vnet-name %s -n %s --query privateEndpointNetworkPolicies", idGroup(ep.Subnet), idName(subnetVNetID(ep.Subnet)), idName(ep.Subnet))
+			case policiesCoverRoutes(str(sn.Properties.PrivateEndpointNetworkPolicies)):
+				r.State = &invalid
+			}
+		}
+		out = append(out, r)
+	}
+	rv.routes = append(out, user...)
+	rv.from = froms(s.from(fromVNet, vnetID), s.from(fromPeerings, vnetID), s.from(fromRouteTable, rv.tableID))
+}
+
+// hopInterfaceEndpoint is the next hop of a private endpoint's /32 route.
+const hopInterfaceEndpoint = "InterfaceEndpoint"
+
+// policiesCoverRoutes: privateEndpointNetworkPolicies values that let user
+// routes override a private endpoint's /32 route.
+func policiesCoverRoutes(p string) bool {
+	return strings.EqualFold(p, "Enabled") || strings.EqualFold(p, "RouteTableEnabled")
+}
+
+func routePrefixes(routes []*armnetwork.EffectiveRoute) []string {
+	var out []string
+	for _, r := range routes {
+		if r != nil {
+			out = append(out, strs(r.AddressPrefix)...)
 		}
 	}
 	return out

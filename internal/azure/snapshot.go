@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -38,13 +39,87 @@ type Snapshot struct {
 	// Targets are extra registry endpoints given by hand (a registry that
 	// is not ACR, e.g. on-premises behind a VPN gateway).
 	Targets []Target
+	// ZoneGroups are the private DNS zone groups of a private endpoint,
+	// keyed by the endpoint's lower-case resource ID. An endpoint absent
+	// from the map had its zone groups not read.
+	ZoneGroups map[string][]*armnetwork.PrivateDNSZoneGroup
+	// EndpointNICs are the network interfaces of the private endpoints
+	// (their IP configurations carry each FQDN's address).
+	EndpointNICs []*armnetwork.Interface
+	// Gateway holds the routes the VPN or ExpressRoute gateway learned and
+	// advertises, when they were read.
+	Gateway GatewayRoutes
+	// From names, for each part of the snapshot, the dump (or ARM read)
+	// it came from: the proof a certain verdict cites. Keys are made by
+	// fromKey; a part without an entry was not read.
+	From map[string]string
+}
+
+// GatewayRoutes are a virtual network gateway's BGP routes.
+type GatewayRoutes struct {
+	// Learned are the routes the gateway learned (list-learned-routes);
+	// nil when not read.
+	Learned []*armnetwork.GatewayRoute
+	// Advertised are the routes it advertises to a BGP peer
+	// (list-advertised-routes); nil when not read.
+	Advertised []*armnetwork.GatewayRoute
+}
+
+// The kinds of part Snapshot.From names.
+const (
+	fromAKS        = "aks"
+	fromACR        = "acr"
+	fromVNet       = "vnet"
+	fromPeerings   = "peerings"
+	fromRouteTable = "route-table"
+	fromPE         = "private-endpoint"
+	fromZoneGroups = "zone-groups"
+	fromPENIC      = "pe-nic"
+	fromLinks      = "dns-links"
+	fromRecords    = "dns-records"
+	fromRoutes     = "routes"
+	fromNSG        = "nsg"
+	fromLearned    = "learned-routes"
+	fromAdvertised = "advertised-routes"
+)
+
+// fromKey is the key of one part in Snapshot.From: a kind and the
+// resource's ID (lower-cased, since ARM IDs compare case-insensitively) or
+// pool name.
+func fromKey(kind, id string) string { return kind + ":" + strings.ToLower(id) }
+
+// setFrom records where a part came from.
+func (s *Snapshot) setFrom(kind, id, from string) {
+	if s.From == nil {
+		s.From = map[string]string{}
+	}
+	s.From[fromKey(kind, id)] = from
+}
+
+// from names where a part came from, or "" when it was not read.
+func (s *Snapshot) from(kind, id string) string { return s.From[fromKey(kind, id)] }
+
+// froms lists the named sources of the given parts that were read, once
+// each, in order.
+func froms(list ...string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, f := range list {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Zone is a private DNS zone as the analysis needs it.
 type Zone struct {
-	Name  string
-	Read  bool
-	Links []*armprivatedns.VirtualNetworkLink
+	Name string
+	// LinksRead and RecordsRead say whether the zone's VNet links and its
+	// A records were read: a list not read is not an empty list.
+	LinksRead, RecordsRead bool
+	Links                  []*armprivatedns.VirtualNetworkLink
 	// Records are the zone's A record sets.
 	Records []*armprivatedns.RecordSet
 }
@@ -182,4 +257,76 @@ func hasGateway(v *armnetwork.VirtualNetwork) bool {
 		}
 	}
 	return false
+}
+
+// idGroup is the resource group an ID names, or "<rg>".
+func idGroup(id string) string {
+	if r, err := arm.ParseResourceID(id); err == nil && r.ResourceGroupName != "" {
+		return r.ResourceGroupName
+	}
+	return "<rg>"
+}
+
+// The az commands that read what a verdict lacks.
+func cmdVNet(id string) string {
+	return fmt.Sprintf("az network vnet show -g %s -n %s", idGroup(id), idName(id))
+}
+
+func cmdPeerings(vnetID string) string {
+	return fmt.Sprintf("az network vnet peering list -g %s --vnet-name %s", idGroup(vnetID), idName(vnetID))
+}
+
+func cmdRouteTable(id string) string {
+	return fmt.Sprintf("az network route-table show -g %s -n %s", idGroup(id), idName(id))
+}
+
+func cmdLinks(zone string) string {
+	return fmt.Sprintf("az network private-dns link vnet list -g <zone-rg> -z %s", zone)
+}
+
+func cmdRecords(zone string) string {
+	return fmt.Sprintf("az network private-dns record-set a list -g <zone-rg> -z %s", zone)
+}
+
+func cmdEffectiveRoutes(pool string) string {
+	return fmt.Sprintf("az network nic show-effective-route-table -g <node-rg> -n <nic> (a standalone NIC in pool %s's subnet; --from-az reads it as routes-%s.json)", pool, pool)
+}
+
+func cmdEffectiveNSG(pool string) string {
+	return fmt.Sprintf("az network nic list-effective-nsg -g <node-rg> -n <nic> (a standalone NIC in pool %s's subnet; --from-az reads it as nsg-%s.json)", pool, pool)
+}
+
+func cmdLearned(gw string) string {
+	return fmt.Sprintf("az network vnet-gateway list-learned-routes -g %s -n %s (--from-az reads it as gateway-learned.json)", idGroup(gw), gwName(gw))
+}
+
+func cmdAdvertised(gw string) string {
+	return fmt.Sprintf("az network vnet-gateway list-advertised-routes -g %s -n %s --peer <on-premises BGP peer IP> (--from-az reads it as gateway-advertised.json)", idGroup(gw), gwName(gw))
+}
+
+func gwName(id string) string {
+	if id == "" || !strings.Contains(strings.ToLower(id), "/virtualnetworkgateways/") {
+		return "<gateway>"
+	}
+	return idName(id)
+}
+
+// gatewayOf finds the ID of the virtual network gateway in a VNet's
+// GatewaySubnet (its IP configurations name it), or "".
+func gatewayOf(v *armnetwork.VirtualNetwork) string {
+	if v == nil || v.Properties == nil {
+		return ""
+	}
+	for _, sn := range v.Properties.Subnets {
+		if sn == nil || sn.Properties == nil || !strings.EqualFold(str(sn.Name), "GatewaySubnet") {
+			continue
+		}
+		for _, ipc := range sn.Properties.IPConfigurations {
+			id := str(ipc.ID)
+			if i := strings.Index(strings.ToLower(id), "/ipconfigurations/"); i > 0 && strings.Contains(strings.ToLower(id), "/virtualnetworkgateways/") {
+				return id[:i]
+			}
+		}
+	}
+	return ""
 }

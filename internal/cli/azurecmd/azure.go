@@ -277,6 +277,12 @@ func writeAzureVerdict(b *strings.Builder, v azure.Verdict, s report.Style) {
 	if !v.OK && !v.Certain {
 		fmt.Fprintf(b, "  %s %s\n", s.Yellow("unconfirmed:"), unconfirmed)
 	}
+	if v.Certain && len(v.From) > 0 {
+		fmt.Fprintf(b, "  %s %s\n", s.Dim("proof:"), strings.Join(v.From, ", "))
+	}
+	if !v.Certain && v.Settle != "" {
+		fmt.Fprintf(b, "  %s %s\n", s.Yellow("settle:"), v.Settle)
+	}
 }
 
 func azureSummary(r *azure.Report) string {

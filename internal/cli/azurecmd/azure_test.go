@@ -192,27 +192,20 @@ func armOptions(t policy.Transporter) *arm.ClientOptions {
 	return &arm.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: t, Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
 
-// The README's Azure examples are real output: every line shown must be a
-// line of the command's output today.
-func TestAzureREADMEExamples(t *testing.T) {
-	b, err := os.ReadFile("../../../README.md")
+// The examples of docs/azure.md are real output: every line shown must be
+// a line of the command's output today.
+func TestAzureDocExamples(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/azure.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sec := string(b)
-	i := strings.Index(sec, "## Azure")
-	if i < 0 {
-		t.Fatal("README has no Azure section")
-	}
-	sec = sec[i:]
-	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
-		sec = sec[:j+3]
-	}
 	n := 0
 	for _, block := range strings.Split(sec, "```\n$ pullpath azure ")[1:] {
 		body, _, _ := strings.Cut(block, "```")
 		lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
-		args := strings.Fields(strings.Replace(lines[0], "internal/azure/testdata/az/", azDumps, 1))
+		args := strings.Fields(strings.Replace(strings.Replace(lines[0], "internal/azure/testdata/az/", azDumps, 1),
+			"internal/azure/testdata/real/", strings.TrimSuffix(azDumps, "az/")+"real/", 1))
 		_, out, _ := runAzure(t, append(args, "--no-color")...)
 		have := map[string]bool{}
 		for _, l := range strings.Split(out, "\n") {
@@ -220,13 +213,13 @@ func TestAzureREADMEExamples(t *testing.T) {
 		}
 		for _, l := range lines[1:] {
 			if !have[l] {
-				t.Errorf("README example %q shows a line the command does not print:\n%s", lines[0], l)
+				t.Errorf("docs/azure.md example %q shows a line the command does not print:\n%s", lines[0], l)
 			}
 		}
 		n++
 	}
 	if n < 7 {
-		t.Errorf("README shows %d Azure examples, want one per scenario kind (7)", n)
+		t.Errorf("docs/azure.md shows %d examples, want one per scenario kind (7)", n)
 	}
 }
 

@@ -136,6 +136,12 @@ func poolPath(pl azure.PoolReport, endpoints int) report.Path {
 	if !v.OK && !v.Certain {
 		path.Lines = append(path.Lines, "Unconfirmed: "+unconfirmed)
 	}
+	if v.Certain && len(v.From) > 0 {
+		path.Lines = append(path.Lines, "Proof: "+strings.Join(v.From, ", "))
+	}
+	if !v.Certain && v.Settle != "" {
+		path.Lines = append(path.Lines, "Settle: "+v.Settle)
+	}
 	path.Lines = append(path.Lines, "Subnet "+report.Dash(pl.Subnet)+", DNS "+dnsServers(pl.DNSServers)+"; routes: "+pl.RoutesFrom)
 	if a := pl.Agreement; a != nil {
 		word := "disagree"

@@ -98,6 +98,39 @@ func TestSchemaAzureEveryScenario(t *testing.T) {
 		schematest.Edit{Name: "wrong kind", Old: `"AzureReport"`, New: `"AzureReports"`})
 }
 
+// TestSchemaAzureRealScenarios validates `azure -o json` of every scenario
+// built from real az and ARM output, and that the schema rejects a certain
+// verdict that names no dump.
+func TestSchemaAzureRealScenarios(t *testing.T) {
+	real := strings.TrimSuffix(azDumps, "az/") + "real/"
+	ents, err := os.ReadDir(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() || e.Name() == "raw" {
+			continue
+		}
+		n++
+		_, out, stderr := runAzure(t, "--from-az", real+e.Name(), "--target", "registry.corp.example=10.10.0.4", "-o", "json")
+		if !strings.Contains(out, `"kind": "AzureReport"`) {
+			t.Fatalf("%s: no report; stderr %q", e.Name(), stderr)
+		}
+		schematest.Validate(t, report.KindAzureReport, out)
+	}
+	if n < 11 {
+		t.Errorf("%d real scenarios, want the 11 of issue 24 at least", n)
+	}
+	_, out, _ := runAzure(t, "--from-az", real+"udr-none", "--target", "registry.corp.example=10.10.0.4", "-o", "json")
+	schematest.RejectsEdits(t, report.KindAzureReport, out,
+		schematest.Edit{Name: "certain verdict without proof", Old: `"from": [
+      "vnet-spoke2.json",
+      "vnet-spoke2.json virtualNetworkPeerings",
+      "route-table-spoke2.json"
+    ]`, New: `"from": []`})
+}
+
 // TestSchemaAzureSDKPartial validates the partial report of the SDK path
 // when ARM refuses every call (input mode sdk, warnings, no pool).
 func TestSchemaAzureSDKPartial(t *testing.T) {
@@ -230,4 +263,17 @@ func TestAzureHTMLInChromium(t *testing.T) {
 			t.Errorf("console messages:\n%s", strings.Join(pg.Console, "\n"))
 		}
 	})
+}
+
+// The page names the proof of a certain verdict and the command that
+// settles an uncertain one, as the text does.
+func TestAzureHTMLProofAndSettle(t *testing.T) {
+	_, html, _ := runAzure(t, "--from-az", azDumps+"blackhole", "--target", "registry.corp.example=192.168.10.20", "-o", "html")
+	if !strings.Contains(html, "Proof: routes-nodepool1.json") {
+		t.Errorf("blackhole page lacks its proof")
+	}
+	_, html, _ = runAzure(t, "--from-az", azDumps+"custom-dns", "-o", "html")
+	if !strings.Contains(html, "Settle: on each of 10.0.2.4, 10.0.2.5") {
+		t.Errorf("custom-dns page lacks the command that settles it")
+	}
 }
