@@ -29,6 +29,9 @@ type Kubelet struct {
 	// (plugin/pkg/admission/serviceaccount/admission.go); the kubelet reads
 	// only the pod's. They count only when PodSecrets is empty.
 	ServiceAccountSecrets []Secret
+	// PodExists is true for a pod that exists: its spec holds the pull
+	// secrets it will ever have, and the service account's never count.
+	PodExists bool
 	// Node is the node's docker config files (credentialprovider
 	// ReadDockerConfigFile: config.json, then .dockercfg, under the
 	// kubelet's root dir, its working directory, $HOME/.docker and
@@ -71,7 +74,7 @@ const (
 
 // secretsKeyring returns the one keyring of the secrets the kubelet reads.
 func (k Kubelet) secrets() ([]Secret, Source) {
-	if len(k.PodSecrets) > 0 {
+	if len(k.PodSecrets) > 0 || k.PodExists {
 		return k.PodSecrets, Source{Kind: KindPodSecret}
 	}
 	return k.ServiceAccountSecrets, Source{Kind: KindServiceAccount}

@@ -60,3 +60,21 @@ func TestURLsMatch(t *testing.T) {
 	}
 }
 
+// FuzzKeyring: any key and image, added and looked up, never panics, and a
+// key that matches is one URLsMatch accepts.
+func FuzzKeyring(f *testing.F) {
+	f.Add("*.azurecr.io", "a.azurecr.io/app")
+	f.Add("https://index.docker.io/v1/", "docker.io/library/nginx")
+	f.Add("[", "x")
+	f.Add("registry.lab/team-a", "registry.lab/team-b/app")
+	f.Fuzz(func(t *testing.T, key, image string) {
+		k := &Keyring{}
+		k.Add(Source{Kind: KindPodSecret}, map[string]Entry{key: {Username: "u"}})
+		for _, c := range k.Lookup(image) {
+			n, _ := normalizeKey(c.Key)
+			if !URLsMatch(n, image) && !(isDefaultRegistry(image) && n == "index.docker.io") {
+				t.Fatalf("key %q returned for %q but does not match", key, image)
+			}
+		}
+	})
+}

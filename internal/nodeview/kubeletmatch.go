@@ -94,4 +94,3 @@ func MergeResults(results []*ProviderResult, image string) []MergedCredential {
 	}
 	return out
 }
-
