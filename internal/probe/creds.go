@@ -22,22 +22,14 @@ func (o Options) Kubelet() (keychain.Kubelet, error) {
 		return k, nil
 	}
 	if o.PullSecret != "" {
-		data, err := keychain.ReadFile(o.PullSecret)
-		if err != nil {
-			return k, err
-		}
-		auths, err := keychain.ParseSecret(data, o.PullSecret)
+		auths, err := readAuths(o.PullSecret, keychain.ParseSecret)
 		if err != nil {
 			return k, err
 		}
 		k.PodSecrets = []keychain.Secret{{Name: filepath.Base(o.PullSecret), Auths: auths}}
 	}
 	if o.DockerConfig != "" {
-		data, err := keychain.ReadFile(o.DockerConfig)
-		if err != nil {
-			return k, err
-		}
-		auths, err := keychain.ParseDockerConfig(data, o.DockerConfig)
+		auths, err := readAuths(o.DockerConfig, keychain.ParseDockerConfig)
 		if err != nil {
 			return k, err
 		}
@@ -46,6 +38,15 @@ func (o Options) Kubelet() (keychain.Kubelet, error) {
 		k.Node = node
 	}
 	return k, nil
+}
+
+// readAuths reads a credentials file and parses it with parse.
+func readAuths(file string, parse func([]byte, string) (map[string]keychain.Entry, error)) (map[string]keychain.Entry, error) {
+	data, err := keychain.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return parse(data, file)
 }
 
 // Credentials returns the kubelet's answer for image under the options
