@@ -2,14 +2,18 @@ package netlab_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +68,9 @@ type gate struct {
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u, p, ok := r.BasicAuth()
-	if ok && u != pusherUser {
+	// containers/image answers a Basic challenge with an empty user and
+	// password when it has no credential: that is anonymous.
+	if ok && u != pusherUser && (u != "" || p != "") {
 		g.mu.Lock()
 		if !slices.Contains(g.logged, u) {
 			g.logged = append(g.logged, u)
@@ -109,6 +115,10 @@ type credRow struct {
 	authFile map[string]keychain.Entry
 	// wantPulled: does the kubelet's last attempt pull the image.
 	wantPulled bool
+	// serverAddress, when set, is put in every AuthConfig: the kubelet
+	// never does, the row checks containerd's ParseAuth rule for it (CRI
+	// only; skopeo has no such field).
+	serverAddress string
 }
 
 func ent(user string) keychain.Entry {
@@ -165,6 +175,9 @@ func credRows() []credRow {
 				ServiceAccountSecrets: []keychain.Secret{secret("sa", map[string]keychain.Entry{upstreamHost: ent("sa-user")})},
 			},
 			wantPulled: true},
+		{name: "not the kubelet: AuthConfig with server_address https://registry.lab.test", image: "team-a/app:1",
+			kube:          keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			serverAddress: "https://" + upstreamHost, wantPulled: true},
 		{name: "service account secret alone (pod created without any)", image: "team-a/app:1",
 			kube:       keychain.Kubelet{ServiceAccountSecrets: []keychain.Secret{secret("sa", map[string]keychain.Entry{upstreamHost: ent("sa-user")})}},
 			wantPulled: true},
@@ -213,7 +226,7 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.inner = registry.New()
+		g.inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		ln, err := n.Listen("tcp", addr+":443")
 		if err != nil {
 			t.Fatal(err)
@@ -279,9 +292,10 @@ func (w *credWorld) gate(host string) *gate {
 // skopeoPull pulls image with containers/image as CRI-O would, with cred
 // (nil: none in the request) and authFile as its global_auth_file.
 func (w *credWorld) skopeoPull(ctx context.Context, t *testing.T, image string, cred *keychain.Credential, authFile map[string]keychain.Entry, dir string) error {
+	// containers/image reads only the "auth" field of an auth file entry.
 	auths := map[string]map[string]string{}
 	for k, e := range authFile {
-		auths[k] = map[string]string{"username": e.Username, "password": e.Password}
+		auths[k] = map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(e.Username + ":" + e.Password))}
 	}
 	b, _ := json.Marshal(map[string]any{"auths": auths})
 	af := filepath.Join(dir, "auth.json")
@@ -315,6 +329,7 @@ func TestCredentialRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	w := startCredWorld(t, ctx)
+	bin := buildPullpath(t)
 	_, skopeoErr := exec.LookPath("skopeo")
 	plan := []keychain.Host{keychain.PlanHost{Host: mirrorHost, Mirror: true}, keychain.PlanHost{Host: upstreamHost}}
 	var table []string
@@ -330,12 +345,18 @@ func TestCredentialRouting(t *testing.T) {
 			if len(res.Credentials) > 0 {
 				attempts = attempts[:0]
 				for i := range res.Credentials {
+					res.Credentials[i].ServerAddress = row.serverAddress
 					attempts = append(attempts, &res.Credentials[i])
 				}
 			} else if res.Anonymous == "" {
 				t.Errorf("no credential and no reason")
 			}
+			// What each registry logged over containerd's attempts.
+			var upstreamUsers, mirrorUsers []string
 			for _, rt := range []keychain.Runtime{keychain.Containerd16, keychain.ContainersImage} {
+				if rt == keychain.ContainersImage && row.serverAddress != "" {
+					continue
+				}
 				if rt == keychain.ContainersImage && skopeoErr != nil {
 					t.Logf("containers/image rows skipped: no skopeo on PATH (apt-get install skopeo)")
 					continue
@@ -357,6 +378,12 @@ func TestCredentialRouting(t *testing.T) {
 						err = w.skopeoPull(ctx, t, image, cred, row.authFile, t.TempDir())
 					}
 					logged := w.take()
+					if rt == keychain.Containerd16 && logged[upstreamHost] != "anonymous" && !slices.Contains(upstreamUsers, logged[upstreamHost]) {
+						upstreamUsers = append(upstreamUsers, logged[upstreamHost])
+					}
+					if rt == keychain.Containerd16 && logged[mirrorHost] != "anonymous" && !slices.Contains(mirrorUsers, logged[mirrorHost]) {
+						mirrorUsers = append(mirrorUsers, logged[mirrorHost])
+					}
 					routes := keychain.Route(rt, upstreamHost, repo, plan, cred, keychain.Fallbacks{AuthFile: row.authFile, AuthFileName: "global_auth_file"})
 					served := false
 					for _, r := range routes {
@@ -399,12 +426,91 @@ func TestCredentialRouting(t *testing.T) {
 						t.Fatalf("removing %s: %v", image, err)
 					}
 				}
+				if rt == keychain.Containerd16 && len(row.providers) == 0 && len(kube.ServiceAccountSecrets) == 0 && row.serverAddress == "" {
+					w.checkProbe(ctx, t, bin, row, image, plan, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
+				}
 			}
 		})
 	}
 	t.Logf("containerd %s; rows (row | runtime | attempt | host | predicted | logged):\n%s", w.cd.Version, strings.Join(table, "\n"))
 	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
 		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
+	}
+}
+
+// checkProbe runs `pullpath probe --pull-secret` on the node for a row of
+// pod pull secrets: each plan host's credential must be the one containerd
+// was seen to receive on the kubelet's first attempt, the probe must
+// present every host what containerd presented it over the kubelet's
+// attempts, its verdict must be the kubelet's, and no password may appear
+// in its output.
+func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, plan []keychain.Host, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
+	t.Helper()
+	auths := map[string]map[string]string{}
+	var passwords []string
+	for _, sec := range row.kube.PodSecrets {
+		for k, e := range sec.Auths {
+			auths[k] = map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(e.Username + ":" + e.Password))}
+			passwords = append(passwords, e.Password)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"auths": auths})
+	f := filepath.Join(t.TempDir(), "pull-secret.json")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.take()
+	cmd := w.n.Node.Command(ctx, bin, "probe", image, "--root", w.root, "--pull-secret", f, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s")
+	out, _ := cmd.Output()
+	logged := w.take()
+	for _, pw := range passwords {
+		if strings.Contains(string(out), pw) {
+			t.Errorf("probe output shows a password of the pull secret")
+		}
+	}
+	var rep struct {
+		Verdict struct {
+			OK    bool   `json:"ok"`
+			Cause string `json:"cause"`
+		} `json:"verdict"`
+		Plan []struct {
+			Host       string `json:"host"`
+			Credential string `json:"credential"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("probe output is not a report: %v", err)
+	}
+	routes := keychain.Route(keychain.Containerd16, upstreamHost, "", plan, attempts[0], keychain.Fallbacks{})
+	for _, r := range routes {
+		var got string
+		for _, h := range rep.Plan {
+			if h.Host == r.Host {
+				got = h.Credential
+			}
+		}
+		ok := strings.HasPrefix(got, "anonymous")
+		want := "anonymous"
+		if r.Credential != nil {
+			// The probe names the secret by its file; the key is the key.
+			want = "key " + strconv.Quote(r.Credential.Key)
+			ok = !ok && strings.Contains(got, want)
+		}
+		if !ok {
+			t.Errorf("probe: plan host %s gets %q, containerd was given %q", r.Host, got, want)
+		}
+	}
+	for _, host := range []string{mirrorHost, upstreamHost} {
+		want := strings.Join(nodeUsers[host], ",")
+		if want == "" {
+			want = "anonymous"
+		}
+		if logged[host] != want {
+			t.Errorf("probe presented %s %q, the kubelet's containerd pulls presented %q", host, logged[host], want)
+		}
+	}
+	if rep.Verdict.OK != pulled {
+		t.Errorf("probe verdict ok=%v (%s), the kubelet's pull succeeded=%v", rep.Verdict.OK, rep.Verdict.Cause, pulled)
 	}
 }
 

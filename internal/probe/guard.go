@@ -130,12 +130,12 @@ func redactVerdict(v *verdict.Verdict, k *redact.Known) {
 	}
 }
 
-// mirrorCredentials are the credentials the probe gives a mirror: the
-// entry of the docker config or pull secret that the kubelet's rule matches
-// for the mirror's own repository, never those given for the registry (the
-// contract's rule, which the hostile suite holds). What the node's runtime
-// presents to the mirror is routeCredentials' answer, in the plan; when the
-// two differ, a warning says so.
+// mirrorCredentials are the credentials the probe gives a mirror when the
+// attempt's credential does not reach mirrors (attempt.reachesMirrors:
+// credentials given with --username, or none): the entry of the docker
+// config or pull secret that the kubelet's rule matches for the mirror's
+// own repository, never those given for the registry. A credential of the
+// kubelet's keychain goes to the mirrors as containerd 1.6 sends it (pull).
 func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain, repo string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
 	var c *registry.Credentials
 	if p.o.PullSecret != "" || p.o.DockerConfig != "" {

@@ -265,7 +265,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 			p.tr.warn(w)
 		}
 		pl := planned{host: h, role: role, client: p.client(h, plainHTTP), smallMSS: p.smallMSSClient(h, plainHTTP), plain: plainHTTP}
-		if h.Mirror && h.Host != domain {
+		if h.Mirror && h.Host != domain && !attempts[0].reachesMirrors() {
 			if pl.mirrorCreds, err = p.mirrorCredentials(h, domain, repo, creds); err != nil {
 				return err
 			}
@@ -279,7 +279,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 
 	// 4-6, once for each credential the kubelet would try (kubeletcreds.go).
 	return p.tryEach(attempts, func(a attempt) error {
-		return p.pull(ctx, plan, domain, repo, ref, a.creds)
+		return p.pull(ctx, plan, domain, repo, ref, a.creds, a.reachesMirrors())
 	})
 }
 
@@ -295,13 +295,15 @@ type planned struct {
 	mirrorCreds *registry.Credentials // a mirror's own; nil for the registry itself
 }
 
-// pull is steps 4 to 6 of run with creds for the registry host.
-func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials) error {
+// pull is steps 4 to 6 of run with creds for the registry host; mirrors
+// get them too when toMirrors (the kubelet's AuthConfig in containerd),
+// else only their own (mirrorCredentials).
+func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials, toMirrors bool) error {
 	r := p.rep
 	var sessions []*registry.Session
 	for _, pl := range plan {
 		hostCreds := creds
-		if pl.host.Mirror && pl.host.Host != domain {
+		if pl.host.Mirror && pl.host.Host != domain && !toMirrors {
 			hostCreds = pl.mirrorCreds
 		}
 		h := pl.host
