@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/keychain"
 	"slices"
 	"strings"
 	"time"
@@ -655,6 +656,10 @@ func (a *analysis) identity() {
 	}
 	id.ServiceAccount = cmp.Or(spec.ServiceAccountName, "default")
 	id.ServiceAccountFound = a.in.ServiceAccount != nil
+	// The kubelet reads the pod's imagePullSecrets only; the keys (never
+	// the credentials, which diagnose does not read) go through the one
+	// keychain, as the probe's do.
+	kube := keychain.Kubelet{PodExists: len(a.in.Pods) > 0}
 	seen := map[string]bool{}
 	add := func(name, source string) {
 		if seen[name] {
@@ -676,15 +681,17 @@ func (a *analysis) identity() {
 			ps.Problem = info.Problem
 			if info.Type != corev1.SecretTypeDockerConfigJson && info.Type != corev1.SecretTypeDockercfg {
 				ps.Problem = "type " + string(info.Type) + ", the kubelet only uses kubernetes.io/dockerconfigjson (or dockercfg)"
-			}
-			for _, k := range info.Registries {
-				if keyMatches(k, &a.ref) {
-					ps.Matches, ps.Entry = true, k
-					break
+			} else {
+				auths := map[string]keychain.Entry{}
+				for _, k := range info.Registries {
+					auths[k] = keychain.Entry{}
 				}
-			}
-			if !ps.Matches && ps.Problem == "" {
-				ps.Problem = "no entry for " + a.ref.host
+				sec := keychain.Secret{Name: name, Auths: auths}
+				if source == "pod" {
+					kube.PodSecrets = append(kube.PodSecrets, sec)
+				} else {
+					kube.ServiceAccountSecrets = append(kube.ServiceAccountSecrets, sec)
+				}
 			}
 		}
 		id.PullSecrets = append(id.PullSecrets, ps)
@@ -698,6 +705,28 @@ func (a *analysis) identity() {
 		}
 		if len(spec.ImagePullSecrets) == 0 && len(a.in.ServiceAccount.ImagePullSecrets) > 0 {
 			id.Notes = append(id.Notes, "the service account lists pull secrets but the pod has none: they are copied into a pod only when it is created; recreate the pods")
+		}
+	}
+	if a.ref.ok {
+		res := kube.Resolve(a.ref.repo, workloadRepos(spec)...)
+		for i := range id.PullSecrets {
+			ps := &id.PullSecrets[i]
+			for _, c := range res.Credentials {
+				if c.Source.Name == ps.Name && (c.Source.Kind == keychain.KindPodSecret) == (ps.Source == "pod") {
+					ps.Matches, ps.Entry = true, c.Key
+					break
+				}
+			}
+			switch {
+			case ps.Matches || !ps.Found || ps.Problem != "":
+			case ps.Source == "serviceaccount" && (kube.PodExists || len(kube.PodSecrets) > 0):
+				ps.Problem = "not used: the kubelet reads only the pod's imagePullSecrets, and the service account's are copied into a pod only when it is created without any"
+			default:
+				ps.Problem = "no key matches " + a.ref.repo + " by the kubelet's rule"
+			}
+		}
+		for _, n := range res.Notes {
+			a.rep.Warnings = append(a.rep.Warnings, verdict.Warning{Code: n.Code, Message: n.Message})
 		}
 	}
 	id.Provider = expectedProvider(a.ref.host)

@@ -14,12 +14,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
+// TestKeyMatches: diagnose matches a pull secret's keys through the one
+// keychain (the kubelet's keyring.go rule), so its answers are the
+// kubelet's, including the cases the old path-boundary rule got wrong
+// (/v2/ is no path; a path is a string prefix).
 func TestKeyMatches(t *testing.T) {
 	tests := []struct {
 		key, image string
@@ -27,12 +32,13 @@ func TestKeyMatches(t *testing.T) {
 	}{
 		{"myacr.azurecr.io", "myacr.azurecr.io/team/app:1.2", true},
 		{"https://myacr.azurecr.io", "myacr.azurecr.io/team/app:1.2", true},
-		{"https://myacr.azurecr.io/v2/", "myacr.azurecr.io/team/app:1.2", false}, // path v2 is not a prefix of team/app
+		{"https://myacr.azurecr.io/v2/", "myacr.azurecr.io/team/app:1.2", true}, // /v2/ counts as no path
 		{"*.azurecr.io", "myacr.azurecr.io/team/app:1.2", true},
 		{"*.azurecr.io", "a.b.azurecr.io/team/app:1.2", false}, // one label per *
 		{"otheracr.azurecr.io", "myacr.azurecr.io/team/app:1.2", false},
 		{"myacr.azurecr.io/team", "myacr.azurecr.io/team/app:1.2", true},
-		{"myacr.azurecr.io/tea", "myacr.azurecr.io/team/app:1.2", false},
+		{"myacr.azurecr.io/tea", "myacr.azurecr.io/team/app:1.2", true}, // a string prefix, as the kubelet has it
+		{"myacr.azurecr.io/team-a", "myacr.azurecr.io/team-b/app:1.2", false},
 		{"registry.example:5000", "registry.example:5000/app:1", true},
 		{"registry.example", "registry.example:5000/app:1", false}, // ports must match
 		{"https://index.docker.io/v1/", "nginx:1.25", true},
@@ -42,8 +48,9 @@ func TestKeyMatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.key+" "+tt.image, func(t *testing.T) {
 			ref := parseImage(tt.image)
-			if got := keyMatches(tt.key, &ref); got != tt.want {
-				t.Errorf("keyMatches(%q, %q) = %v, want %v", tt.key, tt.image, got, tt.want)
+			k := keychain.Kubelet{PodSecrets: []keychain.Secret{{Name: "s", Auths: map[string]keychain.Entry{tt.key: {}}}}}
+			if got := len(k.Resolve(ref.repo).Credentials) > 0; got != tt.want {
+				t.Errorf("key %q for %q: matched %v, want %v", tt.key, tt.image, got, tt.want)
 			}
 		})
 	}

@@ -1,8 +1,7 @@
 package cluster
 
 import (
-	"net/url"
-	"path"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -95,56 +94,18 @@ func sameImage(s string, ref *imageRef) bool {
 	return o.ok && ref.ok && o.canonical == ref.canonical
 }
 
-// dockerHubHosts are the names the kubelet treats as Docker Hub.
-var dockerHubHosts = map[string]bool{"docker.io": true, "index.docker.io": true, "registry-1.docker.io": true}
-
-// keyMatches reports whether a docker config key (a host, host:port, or URL
-// with an optional path) matches the image the way the kubelet's keyring
-// does: the same number of host labels, each label a glob ("*.azurecr.io"),
-// the same port, and the key's path a prefix of the repository path.
-func keyMatches(key string, ref *imageRef) bool {
-	if !ref.ok {
-		return false
-	}
-	k := key
-	if !strings.Contains(k, "://") {
-		k = "https://" + k
-	}
-	u, err := url.Parse(k)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	keyHost, keyPort := u.Hostname(), u.Port()
-	imgHost, imgPort := ref.host, ""
-	if h, p, ok := strings.Cut(ref.host, ":"); ok {
-		imgHost, imgPort = h, p
-	}
-	if dockerHubHosts[strings.ToLower(keyHost)] && dockerHubHosts[imgHost] {
-		return keyPort == imgPort && keyPathMatches(u.Path, ref.path, true)
-	}
-	if keyPort != imgPort {
-		return false
-	}
-	kl := strings.Split(strings.ToLower(keyHost), ".")
-	il := strings.Split(strings.ToLower(imgHost), ".")
-	if len(kl) != len(il) {
-		return false
-	}
-	for i := range kl {
-		if ok, err := path.Match(kl[i], il[i]); err != nil || !ok {
-			return false
+// workloadRepos are the repositories of every container of spec, as the
+// kubelet looks them up.
+func workloadRepos(spec *corev1.PodSpec) []string {
+	var out []string
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			if r := parseImage(c.Image); r.ok && !slices.Contains(out, r.repo) {
+				out = append(out, r.repo)
+			}
 		}
 	}
-	return keyPathMatches(u.Path, ref.path, false)
-}
-
-func keyPathMatches(keyPath, repoPath string, hub bool) bool {
-	p := strings.Trim(keyPath, "/")
-	if hub && (p == "v1" || p == "v2") {
-		// https://index.docker.io/v1/ is the whole of Docker Hub.
-		return true
-	}
-	return p == "" || repoPath == p || strings.HasPrefix(repoPath, p+"/")
+	return out
 }
 
 // expectedProvider names the kubelet credential provider a registry host is

@@ -31,6 +31,10 @@ type AuthConfig struct {
 	IdentityToken string
 	// RegistryToken is a bearer token sent as is (docker config "registrytoken").
 	RegistryToken string
+	// ServerAddress is runtime.v1.AuthConfig.server_address. The kubelet
+	// never sets it (internal/keychain); containerd then gives the
+	// credential to every host of the pull.
+	ServerAddress string
 }
 
 // String describes a without its secrets.
@@ -66,6 +70,7 @@ func (a *AuthConfig) proto() *runtimeapi.AuthConfig {
 		Password:      a.Password,
 		IdentityToken: a.IdentityToken,
 		RegistryToken: a.RegistryToken,
+		ServerAddress: a.ServerAddress,
 	}
 }
 
@@ -210,6 +215,15 @@ func (c *Client) ImageStatus(ctx context.Context, image string) (*Image, error) 
 		Size:        img.GetSize(),
 		Pinned:      img.GetPinned(),
 	}, nil
+}
+
+// Remove asks the runtime to remove image (RemoveImage), so that the next
+// pull of it starts afresh.
+func (c *Client) Remove(ctx context.Context, image string) error {
+	if _, err := c.images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: image}}); err != nil {
+		return fmt.Errorf("asking CRI to remove %s: %w", image, err)
+	}
+	return nil
 }
 
 // Pull dials socket, pulls image with auth and closes the connection. See

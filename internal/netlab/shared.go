@@ -83,3 +83,11 @@ func (o Owners) of(address string) (*Netns, error) {
 	}
 	return ns, nil
 }
+
+// TailString returns the last n bytes of s, for error messages.
+func TailString(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/keychain"
 	"os"
 	"path"
 	"strings"
@@ -215,7 +216,7 @@ func ParseCredentialProviderConfig(data []byte) (*CredentialProviderConfig, erro
 			errs = append(errs, at+".matchImages: Required value: at least 1 item in matchImages is required")
 		}
 		for _, m := range p.MatchImages {
-			if _, err := parseSchemeless(m); err != nil {
+			if err := keychain.ParseGlob(m); err != nil {
 				errs = append(errs, fmt.Sprintf("%s.matchImages: Invalid value: %q: match image is invalid: %v", at, m, err))
 			}
 		}

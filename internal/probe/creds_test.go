@@ -7,40 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-func TestMatchAuth(t *testing.T) {
-	auths := map[string]dockerAuth{
-		"https://index.docker.io/v1/": {Username: "hub"},
-		"*.azurecr.io":                {Username: "acr-wildcard"},
-		"myreg.azurecr.io":            {Username: "acr-exact"},
-		"registry.example:5000":       {Username: "with-port"},
-		"https://ghcr.io":             {Username: "gh"},
-	}
-	tests := []struct{ host, want string }{
-		{"registry-1.docker.io", "hub"},
-		{"docker.io", "hub"},
-		{"myreg.azurecr.io", "acr-exact"},
-		{"other.azurecr.io", "acr-wildcard"},
-		{"a.b.azurecr.io", ""},
-		{"registry.example:5000", "with-port"},
-		{"registry.example", ""},
-		{"ghcr.io", "gh"},
-		{"quay.io", ""},
-	}
-	for _, tt := range tests {
-		_, got, ok := MatchAuth(auths, tt.host)
-		if got.Username != tt.want || ok != (tt.want != "") {
-			t.Errorf("MatchAuth(%q) = %q, %v, want %q", tt.host, got.Username, ok, tt.want)
-		}
-	}
-}
-
-func TestLoadPullSecret(t *testing.T) {
+// TestCredentialsKubeletRule: the probe's credentials for an image are the
+// kubelet's (internal/keychain), from a pull secret in any of its forms.
+// Issue 22: a key for team-a is not sent for team-b, nor registry.lab/other
+// or registry.lab/lab/multi2 for registry.lab/lab/multi.
+func TestCredentialsKubeletRule(t *testing.T) {
 	dir := t.TempDir()
-	cfg := `{"auths":{"registry.lab.test":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("puller:s3cret")) + `"}}}`
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -48,21 +25,34 @@ func TestLoadPullSecret(t *testing.T) {
 		}
 		return p
 	}
+	cfg := `{"auths":{"registry.lab.test":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("puller:s3cret")) + `"}}}`
 	yamlSecret := write("secret.yaml", "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: "+base64.StdEncoding.EncodeToString([]byte(cfg))+"\n")
 	jsonSecret := write("secret.json", `{"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/dockerconfigjson","stringData":{".dockerconfigjson":`+strquote(cfg)+`}}`)
 	bare := write("config.json", cfg)
 	for _, f := range []string{yamlSecret, jsonSecret, bare} {
-		c, err := LoadPullSecret(f, "registry.lab.test")
-		if err != nil || c == nil || c.Username != "puller" || c.Password != "s3cret" {
-			t.Errorf("LoadPullSecret(%s) = %+v, %v", filepath.Base(f), c, err)
+		res, err := Credentials("registry.lab.test/app:1", Options{PullSecret: f})
+		if err != nil || len(res.Credentials) != 1 || res.Credentials[0].Username != "puller" || res.Credentials[0].Password != "s3cret" {
+			t.Errorf("Credentials(%s) = %+v, %v", filepath.Base(f), res, err)
 			continue
 		}
-		if strings.Contains(c.Describe(), "s3cret") {
-			t.Errorf("Describe leaks the password: %q", c.Describe())
+		if strings.Contains(res.Credentials[0].Name(), "s3cret") {
+			t.Errorf("Name leaks the password: %q", res.Credentials[0].Name())
 		}
 	}
-	if c, err := LoadPullSecret(bare, "other.example"); err != nil || c != nil {
-		t.Errorf("LoadPullSecret for an unlisted host = %+v, %v, want nil, nil", c, err)
+	if res, err := Credentials("other.example/app", Options{PullSecret: bare}); err != nil || len(res.Credentials) != 0 || res.Anonymous == "" {
+		t.Errorf("an unlisted host = %+v, %v, want anonymous with a reason", res, err)
+	}
+	for _, tt := range []struct{ key, image string }{
+		{"myreg.azurecr.io/team-a", "myreg.azurecr.io/team-b/app"},
+		{"registry.lab/other", "registry.lab/lab/multi:v1"},
+		{"registry.lab/lab/multi2", "registry.lab/lab/multi:v1"},
+		{"registry.lab:443", "registry.lab/lab/multi:v1"},
+	} {
+		f := write("k.json", `{"auths":{"`+tt.key+`":{"username":"u","password":"p"}}}`)
+		res, err := Credentials(tt.image, Options{PullSecret: f})
+		if err != nil || len(res.Credentials) != 0 {
+			t.Errorf("key %q for %s: %+v, %v; the kubelet sends nothing", tt.key, tt.image, res.Credentials, err)
+		}
 	}
 	for name, content := range map[string]string{
 		"garbage":   "\x00\x01 not json",
@@ -70,19 +60,19 @@ func TestLoadPullSecret(t *testing.T) {
 		"no-key":    "kind: Secret\ndata:\n  other: eA==\n",
 		"bad-auth":  `{"auths":{"registry.lab.test":{"auth":"!!"}}}`,
 		"no-colon":  `{"auths":{"registry.lab.test":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("nocolon")) + `"}}}`,
-		"too-large": strings.Repeat(" ", maxCredsFile+10),
+		"too-large": strings.Repeat(" ", keychain.MaxFile+10),
 	} {
-		_, err := LoadPullSecret(write(name, content), "registry.lab.test")
+		_, err := Credentials("registry.lab.test/app", Options{PullSecret: write(name, content)})
 		ve, ok := verdict.AsError(err)
 		if !ok || ve.Cause != "config.credentials" {
-			t.Errorf("LoadPullSecret(%s) error = %v, want config.credentials", name, err)
+			t.Errorf("Credentials(%s) error = %v, want config.credentials", name, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("error leaks a secret: %v", err)
 		}
 	}
-	if _, err := LoadPullSecret(filepath.Join(dir, "missing"), "x"); err == nil {
-		t.Error("LoadPullSecret(missing file) did not fail")
+	if _, err := Credentials("x/y", Options{PullSecret: filepath.Join(dir, "missing")}); err == nil {
+		t.Error("a missing pull secret did not fail")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/registry"
@@ -69,8 +70,8 @@ func (p *prober) known() *redact.Known {
 	}
 	secrets = append(secrets, p.providerSecrets...)
 	creds := []*registry.Credentials{p.creds}
-	for _, h := range p.kubeletHeld {
-		creds = append(creds, h.creds)
+	for _, h := range p.held {
+		creds = append(creds, &registry.Credentials{Username: h.Username, Password: h.Password})
 	}
 	return knownFor(creds, secrets...)
 }
@@ -129,30 +130,71 @@ func redactVerdict(v *verdict.Verdict, k *redact.Known) {
 	}
 }
 
-// mirrorCredentials are the credentials a mirror gets: its own entry in the
-// docker config or pull secret, never those given for the registry (the
-// contract's rule). When the pull has credentials for the registry and none
-// for the mirror, a warning says so: containerd's CRI plugin would send the
-// pod's credentials to the mirror too.
-func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
+// mirrorCredentials are the credentials the probe gives a mirror when the
+// attempt's credential does not reach mirrors (attempt.reachesMirrors:
+// credentials given with --username, or none): the entry of the docker
+// config or pull secret that the kubelet's rule matches for the mirror's
+// own repository, never those given for the registry. A credential of the
+// kubelet's keychain goes to the mirrors as containerd 1.6 sends it (pull).
+func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain, repo string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
 	var c *registry.Credentials
-	var err error
-	switch {
-	case p.o.PullSecret != "":
-		c, err = LoadPullSecret(p.o.PullSecret, h.Host)
-	case p.o.DockerConfig != "":
-		c, err = LoadDockerConfig(p.o.DockerConfig, h.Host)
+	if p.o.PullSecret != "" || p.o.DockerConfig != "" {
+		k, err := p.o.Kubelet()
+		if err != nil {
+			return nil, err
+		}
+		for _, kc := range k.Resolve(h.Host + "/" + repo).Credentials {
+			if !kc.Anonymous() {
+				c = &registry.Credentials{Username: kc.Username, Password: kc.Password, Source: kc.Name()}
+				p.held = append(p.held, &kc)
+				break
+			}
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if c != nil && !c.Anonymous() {
+	if c != nil {
 		p.mirrorCreds = append(p.mirrorCreds, c)
 		return c, nil
 	}
 	if !registryCreds.Anonymous() {
 		p.tr.warn(verdict.Warning{Code: "auth.mirror-credentials", Endpoint: registry.Endpoint(h.Scheme, h.Host),
-			Message: fmt.Sprintf("the mirror %s is asked anonymously: the credentials given are for %s and go to no other host; if the mirror needs credentials, add an entry for %s to the pull secret (containerd's CRI plugin sends the pod's credentials to mirrors as well)", h.Host, domain, h.Host)})
+			Message: fmt.Sprintf("the probe asks the mirror %s anonymously: the credentials given are for %s and it sends them to no other host; containerd 1.6's CRI plugin does send them to the mirror (the kubelet's AuthConfig has no server_address), containers/image (CRI-O) does not. The plan shows what the node presents to each host", h.Host, domain)})
 	}
 	return &registry.Credentials{}, nil
+}
+
+// planHost adapts a host of containerd's plan to the keychain's Host.
+type planHost struct{ h nodeview.RegistryHost }
+
+func (x planHost) HostPort() string { return x.h.Host }
+func (x planHost) IsMirror() bool   { return x.h.Mirror }
+
+// routeCredentials writes, for each host of the plan, the credential the
+// node's runtime presents there for the kubelet's first attempt
+// (keychain.Route with containerd 1.6's rule: the plan is containerd's),
+// and warns about a mirror asked anonymously although the registry has a
+// credential.
+func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo string, a attempt) {
+	var in []keychain.Host
+	for _, h := range hosts {
+		in = append(in, planHost{h})
+	}
+	routes := keychain.Route(keychain.Containerd16, domain, repo, in, a.cred, keychain.Fallbacks{})
+	for i := range p.rep.Plan {
+		if i >= len(routes) {
+			break
+		}
+		rt := routes[i]
+		if rt.Credential == nil {
+			why := rt.Why
+			if a.anonymous != "" {
+				why = "anonymous, because " + a.anonymous
+			}
+			p.rep.Plan[i].Credential = why
+			continue
+		}
+		p.rep.Plan[i].Credential = rt.Presented() + " (" + rt.Why + ")"
+	}
+	for _, n := range keychain.MirrorAnonymous(routes) {
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: n.Code, Message: n.Message})
+	}
 }

@@ -364,7 +364,7 @@ func hostileCases() []hostileCase {
 				must(t, os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(fmt.Sprintf("server = %q\n", reg.URL)), 0o644))
 				return onlyImage(reg), probe.Options{Creds: creds()}, nil
 			}},
-		{name: "mirror gets only its own credentials",
+		{name: "mirror gets the kubelet's credential, as containerd 1.6 gives it",
 			setup: func(t *testing.T, n *hnet) (string, probe.Options, []leakRule) {
 				img := newImage(layer)
 				mirror := n.serve(t, hBlobSub, &basicOnly{fakeRegistry{img: img}, "mirroruser", mirrorPassword})
@@ -375,12 +375,19 @@ func hostileCases() []hostileCase {
 				cfg := fmt.Sprintf(`{"auths":{%q:{"auth":%q},%q:{"auth":%q}}}`, reg.Host, b64(hUser+":"+hPassword), mirror.Host, b64("mirroruser:"+mirrorPassword))
 				f := filepath.Join(t.TempDir(), "config.json")
 				must(t, os.WriteFile(f, []byte(cfg), 0o600))
-				return onlyImage(reg), probe.Options{DockerConfig: f}, []leakRule{{mirror, append(secretForms(hRegToken), password...)}, {reg, []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)}}}
+				// The kubelet's keyring matches only the registry's key for
+				// the image and sends it with no server_address; containerd
+				// 1.6 then presents it to the mirror too (internal/netlab
+				// TestCredentialRouting measured it), and so does the probe.
+				// The mirror's own entry matches no image: nobody sends it.
+				mirrorPw := []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)}
+				// The registry's token goes to the registry alone.
+				return onlyImage(reg), probe.Options{DockerConfig: f}, []leakRule{{mirror, append([]string{hRegToken}, mirrorPw...)}, {reg, mirrorPw}}
 			},
 			extra: []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)},
 			check: func(t *testing.T, rep *probe.Report) {
-				if !strings.HasPrefix(rep.ServedBy, hBlobSub) {
-					t.Errorf("served by %s, want the mirror %s", rep.ServedBy, hBlobSub)
+				if !strings.HasPrefix(rep.ServedBy, hRegistry) || !hasWarning(rep, "mirror.unreachable") {
+					t.Errorf("served by %s with warnings %+v, want the registry after the mirror refused the registry's credential", rep.ServedBy, rep.Warnings)
 				}
 			}},
 		{name: "mirror gets no registry credentials", wantWarn: "auth.mirror-credentials",

@@ -65,12 +65,3 @@ func FuzzParseImage(f *testing.F) {
 		}
 	})
 }
-
-func FuzzMatchAuth(f *testing.F) {
-	f.Add("*.azurecr.io", "a.azurecr.io")
-	f.Add("https://index.docker.io/v1/", "registry-1.docker.io")
-	f.Add("[", "x")
-	f.Fuzz(func(t *testing.T, key, host string) {
-		_, _, _ = MatchAuth(map[string]dockerAuth{key: {Username: "u"}}, host)
-	})
-}

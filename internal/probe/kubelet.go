@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -40,17 +41,17 @@ type CredentialProvider struct {
 // the node has a credential provider config under Root and no other
 // credentials were given; true forces it, false skips it. A provider that
 // fails at pull time is not an error here: the kubelet then pulls
-// anonymously, and kubeletCause turns the anonymous 401 into the
-// provider's cause.
-func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Credentials, error) {
+// anonymously, and that anonymous attempt fails with the provider's
+// cause (attempt.explain).
+func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, error) {
 	explicit := (p.o.Creds != nil && !p.o.Creds.Anonymous()) || p.o.PullSecret != "" || p.o.DockerConfig != ""
 	if (p.o.AsKubelet == nil && explicit) || (p.o.AsKubelet != nil && !*p.o.AsKubelet) {
-		return p.credentials(img.Domain)
+		return p.keychainAttempts(img)
 	}
 	kc, err := nodeview.LoadKubeletCredentials(p.o.Root)
 	if kc == nil && err == nil {
 		if p.o.AsKubelet == nil {
-			return p.credentials(img.Domain)
+			return p.keychainAttempts(img)
 		}
 		return nil, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "--as-kubelet: the kubelet under %s has no %s (read from its systemd unit, drop-ins and /etc/default/kubelet)", p.o.Root, nodeview.FlagCredentialProviderConfig)
 	}
@@ -72,11 +73,11 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 		for _, pr := range kc.Config.Providers {
 			globs = append(globs, pr.Name+" "+strings.Join(pr.MatchImages, ","))
 		}
-		p.kubeletErr = verdict.Errorf("auth.provider-no-match", verdict.RoleRegistry, "", "no kubelet credential provider matches %s (matchImages: %s)", image, strings.Join(globs, "; "))
+		cause := verdict.Errorf("auth.provider-no-match", verdict.RoleRegistry, "", "no kubelet credential provider matches %s (matchImages: %s)", image, strings.Join(globs, "; "))
 		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-no-match",
 			Message: fmt.Sprintf("no kubelet credential provider in %s matches %s: the kubelet pulls anonymously", kc.ConfigPath, image)})
 		info.Error = "no provider matches the image"
-		return &registry.Credentials{}, nil
+		return []attempt{{creds: &registry.Credentials{}, cause: cause, anonymous: "no kubelet credential provider matches " + image}}, nil
 	}
 	// The kubelet runs every matching provider and adds their answers, in
 	// order, to one keyring; it then tries the credentials it holds for the
@@ -121,7 +122,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 	}
 	if merged := nodeview.MergeResults(okResults, image); len(merged) > 0 {
 		base := *info
-		var held []kubeletCredential
+		var held []attempt
 		for _, m := range merged {
 			pr := byName[m.Provider]
 			var res *nodeview.ProviderResult
@@ -136,10 +137,12 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 			if pr.TokenAttributes != nil {
 				ci.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
 			}
-			held = append(held, kubeletCredential{info: ci,
+			kc := &keychain.Credential{Source: keychain.Source{Kind: keychain.KindProvider, Name: pr.Name}, Key: m.Key, Username: m.Cred.Username, Password: m.Cred.Password}
+			p.held = append(p.held, kc)
+			held = append(held, attempt{info: &ci, cred: kc,
 				creds: &registry.Credentials{Username: m.Cred.Username, Password: m.Cred.Password, Source: "kubelet credential provider " + pr.Name}})
 		}
-		*info = held[0].info
+		*info = *held[0].info
 		for _, f := range failed {
 			code, msg := "auth.provider-failed", f.Error()
 			if ve, ok := verdict.AsError(f); ok {
@@ -155,8 +158,11 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
 				Message: fmt.Sprintf("the kubelet holds %d credentials for %s and tries them in turn until one pulls; so does the probe, in its order: %s", len(held), image, strings.Join(names, ", "))})
 		}
-		p.kubeletHeld = held
-		return held[0].creds, nil
+		p.rep.Credentials = &CredentialsInfo{Image: image, Tried: []string{}}
+		for _, h := range held {
+			p.rep.Credentials.Tried = append(p.rep.Credentials.Tried, h.name())
+		}
+		return held, nil
 	}
 	ve, _ := verdict.AsError(firstErr)
 	if info.Stderr != "" {
@@ -170,9 +176,10 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 		// broken whatever the registry says.
 		return p.kubeletSetupFailed(img, info, ve)
 	}
-	p.kubeletErr = ve
 	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: ve.Cause, Message: ve.Detail + ": the kubelet pulls anonymously"})
-	return &registry.Credentials{}, nil
+	why := "every matching kubelet credential provider failed (" + ve.Cause + ")"
+	p.rep.Credentials = &CredentialsInfo{Image: image, Tried: []string{}, Anonymous: why}
+	return []attempt{{creds: &registry.Credentials{}, cause: ve, anonymous: why}}, nil
 }
 
 // kubeletSetupFailed handles a provider config or binary the probe cannot
@@ -181,7 +188,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) (*registry.Cred
 // probe goes on as before: a probe pod that mounts only part of the host
 // (diagnose --probe mounts /etc and /run) would otherwise blame the node for
 // files it cannot see.
-func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err error) (*registry.Credentials, error) {
+func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err error) ([]attempt, error) {
 	if info.Error == "" {
 		info.Error = err.Error()
 	}
@@ -195,7 +202,7 @@ func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err err
 	}
 	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-unusable",
 		Message: msg + ": the probe could not run the kubelet's credential provider under " + p.o.Root + " and goes on without it (--as-kubelet makes this the verdict)"})
-	return p.credentials(img.Domain)
+	return p.keychainAttempts(img)
 }
 
 func truncate(s string, n int) string {
@@ -203,24 +210,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// kubeletCause returns the provider's failure in place of the anonymous
-// pull's rejection it explains (the kubelet pulled anonymously because the
-// provider gave nothing), keeping where the rejection happened.
-func (p *prober) kubeletCause(err error) error {
-	if p.kubeletErr == nil || err == nil {
-		return err
-	}
-	ve, ok := verdict.AsError(err)
-	if !ok || ve.Cause != "auth.no-credentials" {
-		return err
-	}
-	out := *p.kubeletErr
-	out.Layer = verdict.LayerOf(out.Cause)
-	out.Role, out.Endpoint = ve.Role, ve.Endpoint
-	out.Detail = p.kubeletErr.Detail + "; the anonymous pull then failed: " + ve.Error()
-	return &out
 }
 
 // serviceAccount returns the service account (with a token for pr's

@@ -4,83 +4,131 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// kubeletCredential is one credential the kubelet's providers gave for the
-// image, with the provider facts the report shows while it is in use.
-type kubeletCredential struct {
+// attempt is one pull the kubelet makes: one CRI AuthConfig from its
+// keychain (internal/keychain), or none.
+type attempt struct {
+	// creds is what the registry host is presented; anonymous when empty.
 	creds *registry.Credentials
-	info  CredentialProvider
+	// cred is the kubelet's credential (source and key); nil when the
+	// kubelet sends no AuthConfig.
+	cred *keychain.Credential
+	// info are the credential provider's facts while the attempt runs,
+	// nil for a credential of another source.
+	info *CredentialProvider
+	// anonymous says why the kubelet has no credential; cause is set when
+	// a credential provider failed to give one (then the registry's
+	// refusal of the anonymous pull is that provider's failure).
+	anonymous string
+	cause     *verdict.Error
 }
 
-// name identifies the credential without its secret: provider and key.
-func (k kubeletCredential) name() string {
-	return k.info.Provider + " under " + k.info.MatchedKey
+// reachesMirrors reports whether containerd presents the attempt's
+// credential to the mirrors of the plan as well as to the registry: it
+// does for every credential of the kubelet's keychain (an AuthConfig with
+// no server_address, containerd 1.6 ParseAuth; measured in
+// internal/netlab TestCredentialRouting). Credentials given to the probe
+// directly (--username) are for the registry alone.
+func (a attempt) reachesMirrors() bool {
+	return a.cred != nil && a.cred.ServerAddress == "" && a.cred.Source.Kind != keychain.KindGiven && !a.creds.Anonymous()
 }
 
-// nextCredentials does what the kubelet does when it holds several
-// credentials for an image (kuberuntime_image.go PullImage: for each
-// credential it asks the runtime to pull, returns on the first success, and
-// otherwise returns utilerrors.NewAggregate of every pull error): while the
-// pull with one credential failed, it pulls again with the next (retry
-// re-runs only the resolve, manifest and blob steps, on the connections
-// already open). Each failed attempt is a warning naming the credential.
+// name identifies the credential without its secret.
+func (a attempt) name() string {
+	switch {
+	case a.info != nil && a.info.Provider != "":
+		return a.info.Provider + " under " + a.info.MatchedKey
+	case a.cred != nil:
+		return a.cred.Name()
+	case a.creds != nil && !a.creds.Anonymous():
+		return a.creds.Describe()
+	}
+	return "anonymous"
+}
+
+// explain is the attempt's own failure: an anonymous pull the registry
+// refused because a credential provider gave nothing fails with the
+// provider's cause, at the place the refusal happened.
+func (a attempt) explain(ve *verdict.Error) *verdict.Error {
+	if a.cause == nil || ve.Cause != "auth.no-credentials" {
+		return ve
+	}
+	out := *a.cause
+	out.Layer = verdict.LayerOf(out.Cause)
+	out.Role, out.Endpoint = ve.Role, ve.Endpoint
+	out.Detail = a.cause.Detail + "; the anonymous pull then failed: " + ve.Error()
+	return &out
+}
+
+// use makes the attempt the one the report describes.
+func (p *prober) use(a attempt) {
+	p.rep.Identity = a.creds.Describe()
+	if a.info != nil && p.rep.CredentialProvider != nil {
+		*p.rep.CredentialProvider = *a.info
+	}
+}
+
+// tryEach does what the kubelet does with the credentials it holds for an
+// image (kuberuntime_image.go PullImage: with none it pulls once without an
+// AuthConfig; otherwise, for each credential in turn, it asks the runtime
+// to pull, returns on the first success, and else returns
+// utilerrors.NewAggregate of every pull error): pull runs one attempt.
+// The verdict is the failure furthest along the pull path
+// (verdict.Furthest), the first among equals.
 //
-// The kubelet retries whatever the error. The probe retries only failures
-// a credential can change (the registry or its token realm refused it, or
-// hid the repository behind a 404): a DNS, route or TLS failure happens
-// before any credential is sent, and the kubelet's other attempts fail the
-// same way (the aggregate removes repeated messages). A warning says so.
-//
-// When every credential fails, the kubelet's event lists all the errors
-// ("[err1, err2]"). The verdict is the one furthest along the pull path,
-// the first among equals (verdict.Furthest, as for containerd's hosts): a
-// credential the registry accepted but denied says more than one it
-// rejected; when all are rejected alike it is the first credential's.
-func (p *prober) nextCredentials(err error, retry func(*registry.Credentials) error) error {
-	held := p.kubeletHeld
-	if err == nil || len(held) < 2 {
-		return err
-	}
-	ve, ok := verdict.AsError(err)
-	if !ok {
-		return err
-	}
-	if !credentialDependent(ve) {
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials", Endpoint: ve.Endpoint,
-			Message: fmt.Sprintf("the kubelet tries its %d other credentials too; the probe does not: the pull failed at %s (%s) before a credential could matter, and they fail the same way", len(held)-1, ve.Layer, ve.Cause)})
-		return err
-	}
-	errs := []*verdict.Error{ve}
-	for i := 1; i <= len(held); i++ {
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: ve.Cause, Endpoint: ve.Endpoint,
-			Message: fmt.Sprintf("credential %d of %d (%s) failed: %s%s", i, len(held), held[i-1].name(), errText(ve), thenNext(i, len(held)))})
-		if i == len(held) {
-			break
+// The probe stops early only where the kubelet's further attempts cannot
+// differ: a failure before any credential is sent (DNS, route, TLS); a
+// warning says so.
+func (p *prober) tryEach(attempts []attempt, pull func(attempt) error) error {
+	var errs []*verdict.Error
+	var which []int
+	for i, a := range attempts {
+		if i > 0 {
+			r := p.rep
+			p.skipped, r.Blobs, r.ServedBy = nil, []Blob{}, ""
 		}
-		r := p.rep
-		p.skipped, r.Blobs, r.ServedBy = nil, []Blob{}, ""
-		r.Identity, *r.CredentialProvider = held[i].creds.Describe(), held[i].info
-		if err = retry(held[i].creds); err == nil {
+		p.use(a)
+		err := pull(a)
+		if err == nil {
 			return nil
 		}
-		if ve, ok = verdict.AsError(err); !ok {
+		ve, ok := verdict.AsError(err)
+		if !ok {
 			return err
 		}
-		errs = append(errs, ve)
+		ve = a.explain(ve)
+		errs, which = append(errs, ve), append(which, i)
+		if len(attempts) < 2 {
+			break
+		}
+		if !credentialDependent(ve) {
+			if i < len(attempts)-1 {
+				p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials", Endpoint: ve.Endpoint,
+					Message: fmt.Sprintf("the kubelet tries its %d other credentials too; the probe does not: the pull failed at %s (%s) before a credential could matter, and they fail the same way", len(attempts)-1-i, ve.Layer, ve.Cause)})
+			}
+			break
+		}
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: ve.Cause, Endpoint: ve.Endpoint,
+			Message: fmt.Sprintf("credential %d of %d (%s) failed: %s%s", i+1, len(attempts), a.name(), errText(ve), thenNext(i+1, len(attempts)))})
 	}
 	best := verdict.Furthest(errs...)
-	var causes []string
+	if len(errs) > 1 {
+		var causes []string
+		for i, e := range errs {
+			causes = append(causes, fmt.Sprintf("%d. %s", i+1, e.Cause))
+		}
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
+			Message: fmt.Sprintf("every credential the kubelet holds failed (%s); the kubelet's error lists them all, the verdict is the one furthest along the pull path", strings.Join(causes, ", "))})
+	}
 	for i, e := range errs {
-		causes = append(causes, fmt.Sprintf("%d. %s", i+1, e.Cause))
 		if e == best {
-			p.rep.Identity, *p.rep.CredentialProvider = held[i].creds.Describe(), held[i].info
+			p.use(attempts[which[i]])
 		}
 	}
-	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
-		Message: fmt.Sprintf("every credential the kubelet holds failed (%s); the kubelet's error lists them all, the verdict is the one furthest along the pull path", strings.Join(causes, ", "))})
 	return best
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/distribution/reference"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/netpath"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
@@ -104,7 +105,7 @@ func Run(ctx context.Context, image string, o Options) (*Report, error) {
 	defer cancel()
 	p := &prober{o: o, rep: &Report{Image: image, Root: o.Root, Platform: o.Platform, Started: time.Now().UTC(),
 		Plan: []PlanHost{}, Endpoints: []Endpoint{}, Blobs: []Blob{}, Warnings: []verdict.Warning{}}}
-	err := p.kubeletCause(p.run(ctx, image))
+	err := p.run(ctx, image)
 	if ie := interrupted(parent); ie != nil {
 		p.rep.Interrupted, err = true, ie
 	}
@@ -121,13 +122,11 @@ type prober struct {
 	sessions    []*registry.Session
 	creds       *registry.Credentials
 	mirrorCreds []*registry.Credentials
-	// kubeletErr is why the kubelet's credential provider gave nothing, and
-	// providerSecrets what it returned (kubelet.go).
-	kubeletErr      *verdict.Error
+	// providerSecrets are what the kubelet's credential providers returned
+	// (kubelet.go), held every credential of the kubelet's keychain for
+	// the image (creds.go): the redactor removes them all.
 	providerSecrets []string
-	// kubeletHeld are the credentials the kubelet's providers gave for
-	// the image, in the order the kubelet tries them (kubeletcreds.go).
-	kubeletHeld []kubeletCredential
+	held            []*keychain.Credential
 }
 
 func (p *prober) finish(err error) {
@@ -229,11 +228,13 @@ func (p *prober) run(ctx context.Context, image string) error {
 		r.Proxy = &ProxyInfo{HTTPSProxy: registry.RedactURL(p.tr.proxy.HTTPSProxy), HTTPProxy: registry.RedactURL(p.tr.proxy.HTTPProxy), NoProxy: p.tr.proxy.NoProxy, Sources: p.tr.proxy.Sources}
 	}
 
-	// 2. Credentials for the registry host.
-	creds, err := p.kubeletIdentity(ctx, img)
+	// 2. The credentials the kubelet would send, in its order: one pull
+	// each (internal/keychain; kubelet.go runs the credential providers).
+	attempts, err := p.kubeletIdentity(ctx, img)
 	if err != nil {
 		return err
 	}
+	creds := attempts[0].creds
 	r.Identity = creds.Describe()
 	p.creds = creds
 
@@ -265,8 +266,8 @@ func (p *prober) run(ctx context.Context, image string) error {
 			p.tr.warn(w)
 		}
 		pl := planned{host: h, role: role, client: p.client(h, plainHTTP), smallMSS: p.smallMSSClient(h, plainHTTP), plain: plainHTTP}
-		if h.Mirror && h.Host != domain {
-			if pl.mirrorCreds, err = p.mirrorCredentials(h, domain, creds); err != nil {
+		if h.Mirror && h.Host != domain && !attempts[0].reachesMirrors() {
+			if pl.mirrorCreds, err = p.mirrorCredentials(h, domain, repo, creds); err != nil {
 				return err
 			}
 		}
@@ -275,11 +276,11 @@ func (p *prober) run(ctx context.Context, image string) error {
 	if len(plan) == 0 {
 		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
 	}
+	p.routeCredentials(hosts, domain, repo, attempts[0])
 
-	// 4-6, with each credential the kubelet holds in turn (kubeletcreds.go).
-	err = p.pull(ctx, plan, domain, repo, ref, creds)
-	return p.nextCredentials(err, func(c *registry.Credentials) error {
-		return p.pull(ctx, plan, domain, repo, ref, c)
+	// 4-6, once for each credential the kubelet would try (kubeletcreds.go).
+	return p.tryEach(attempts, func(a attempt) error {
+		return p.pull(ctx, plan, domain, repo, ref, a.creds, a.reachesMirrors())
 	})
 }
 
@@ -295,13 +296,15 @@ type planned struct {
 	mirrorCreds *registry.Credentials // a mirror's own; nil for the registry itself
 }
 
-// pull is steps 4 to 6 of run with creds for the registry host.
-func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials) error {
+// pull is steps 4 to 6 of run with creds for the registry host; mirrors
+// get them too when toMirrors (the kubelet's AuthConfig in containerd),
+// else only their own (mirrorCredentials).
+func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials, toMirrors bool) error {
 	r := p.rep
 	var sessions []*registry.Session
 	for _, pl := range plan {
 		hostCreds := creds
-		if pl.host.Mirror && pl.host.Host != domain {
+		if pl.host.Mirror && pl.host.Host != domain && !toMirrors {
 			hostCreds = pl.mirrorCreds
 		}
 		h := pl.host
@@ -470,26 +473,6 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 		return errs[i]
 	}
 	return nil
-}
-
-func (p *prober) credentials(host string) (*registry.Credentials, error) {
-	switch {
-	case p.o.Creds != nil && !p.o.Creds.Anonymous():
-		return p.o.Creds, nil
-	case p.o.PullSecret != "":
-		c, err := LoadPullSecret(p.o.PullSecret, host)
-		if err != nil || c != nil {
-			return c, err
-		}
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.no-matching-secret", Message: fmt.Sprintf("the pull secret %s has no entry for %s: the pull is anonymous", p.o.PullSecret, host)})
-	case p.o.DockerConfig != "":
-		c, err := LoadDockerConfig(p.o.DockerConfig, host)
-		if err != nil || c != nil {
-			return c, err
-		}
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.no-matching-secret", Message: fmt.Sprintf("the docker config %s has no entry for %s: the pull is anonymous", p.o.DockerConfig, host)})
-	}
-	return &registry.Credentials{}, nil
 }
 
 // client builds the HTTP client containerd would use for one plan host: its

@@ -46,6 +46,9 @@ type Report struct {
 	// files in order, registry model, settings with their sources) and
 	// its plan for the image's registry.
 	RuntimeConfig *RuntimeConfig `json:"runtime_config,omitempty"`
+	// Credentials are the kubelet's credentials for the image
+	// (internal/keychain).
+	Credentials *CredentialsInfo `json:"credentials,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.
@@ -57,6 +60,21 @@ type PlanHost struct {
 	Capabilities []string     `json:"capabilities"`
 	SkipVerify   bool         `json:"skip_verify,omitempty"`
 	CAFiles      []string     `json:"ca,omitempty"`
+	// Credential is what the node's runtime presents to this host on the
+	// kubelet's first attempt: the source and key (never the secret) and
+	// the rule, or "anonymous, because ...".
+	Credential string `json:"credential,omitempty"`
+}
+
+// CredentialsInfo is the kubelet's keychain answer for the image: the CRI
+// AuthConfigs it sends, one pull each, in order (no secret in them).
+type CredentialsInfo struct {
+	// Image is the repository the kubelet looks up.
+	Image string `json:"image"`
+	// Tried names each credential (source and key), in the kubelet's order.
+	Tried []string `json:"tried"`
+	// Anonymous says why the kubelet sends none.
+	Anonymous string `json:"anonymous,omitempty"`
 }
 
 // Endpoint is one host the pull touched, with its steps in order.

@@ -95,6 +95,16 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 		}
 		fmt.Fprintf(b, "  plan: %s\n", strings.Join(plan, " → "))
 	}
+	if c := r.Credentials; c != nil && len(c.Tried) > 0 {
+		// What the kubelet sends and which host the node presents it to
+		// (internal/keychain); names and keys, never a secret.
+		fmt.Fprintf(b, "  kubelet credentials, in order: %s\n", strings.Join(c.Tried, "; "))
+		for _, h := range r.Plan {
+			if h.Credential != "" {
+				fmt.Fprintf(b, "  %s gets: %s\n", h.Host, h.Credential)
+			}
+		}
+	}
 	for _, ep := range r.Endpoints {
 		fmt.Fprintf(b, "\n%s %s:%d\n", s.Bold(string(ep.Role)), ep.Host, ep.Port)
 		for _, st := range ep.Steps {

@@ -22,6 +22,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -105,8 +106,14 @@ type Server struct {
 
 // Serve serves an empty in-memory registry over TLS on ln with cert.
 func Serve(ln net.Listener, cert tls.Certificate) *Server {
+	return ServeHandler(ln, cert, registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+}
+
+// ServeHandler serves h (a registry, or one wrapped in an auth gate) over
+// TLS on ln with cert.
+func ServeHandler(ln net.Listener, cert tls.Certificate, h http.Handler) *Server {
 	s := &Server{srv: &http.Server{
-		Handler:           registry.New(registry.Logger(log.New(io.Discard, "", 0))),
+		Handler:           h,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}},
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
@@ -121,6 +128,12 @@ func (s *Server) Close() error { return s.srv.Close() }
 // PushRandom pushes a small random image (layers layers of size bytes each)
 // to ref, dialing with dial and trusting pool, and returns it.
 func PushRandom(ctx context.Context, ref string, layers int, size int64, dial func(ctx context.Context, network, addr string) (net.Conn, error), pool *x509.CertPool) (v1.Image, error) {
+	return PushRandomAuth(ctx, ref, layers, size, dial, pool, "", "")
+}
+
+// PushRandomAuth is PushRandom with Basic credentials (none when user is
+// empty).
+func PushRandomAuth(ctx context.Context, ref string, layers int, size int64, dial func(ctx context.Context, network, addr string) (net.Conn, error), pool *x509.CertPool, user, pass string) (v1.Image, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", ref, err)
@@ -131,7 +144,11 @@ func PushRandom(ctx context.Context, ref string, layers int, size int64, dial fu
 	}
 	tr := &http.Transport{DialContext: dial, TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
-	if err := remote.Write(r, img, remote.WithContext(ctx), remote.WithTransport(tr)); err != nil {
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithTransport(tr)}
+	if user != "" {
+		opts = append(opts, remote.WithAuth(&authn.Basic{Username: user, Password: pass}))
+	}
+	if err := remote.Write(r, img, opts...); err != nil {
 		return nil, fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	return img, nil

@@ -1,0 +1,200 @@
+package keychain
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Host is one host of a runtime's plan, in the order the runtime tries
+// them: the small interface the plan of any runtime (containerd's
+// hosts.toml, CRI-O's registries.conf mirrors) plugs into.
+type Host interface {
+	// HostPort is the host as the runtime contacts it (host or host:port).
+	HostPort() string
+	// IsMirror reports whether the host stands in for the image's
+	// registry (a mirror), rather than being the registry itself.
+	IsMirror() bool
+}
+
+// PlanHost is a plain Host.
+type PlanHost struct {
+	Host   string
+	Mirror bool
+}
+
+// HostPort implements Host.
+func (h PlanHost) HostPort() string { return h.Host }
+
+// IsMirror implements Host.
+func (h PlanHost) IsMirror() bool { return h.Mirror }
+
+// Runtime is a runtime's rule for which host receives a CRI credential.
+type Runtime string
+
+const (
+	// Containerd16 is containerd 1.6's CRI plugin. 2.x keeps ParseAuth
+	// but pulls through the transfer service since 2.1; it is not
+	// measured here.
+	Containerd16 Runtime = "containerd-1.6"
+	// ContainersImage is containers/image (CRI-O, podman, skopeo).
+	ContainersImage Runtime = "containers-image"
+)
+
+// Routed is the credential one host of the plan receives for one pull.
+type Routed struct {
+	Host   string `json:"host"`
+	Mirror bool   `json:"mirror"`
+	// Credential names what is presented (its source and key), nil when
+	// the host is asked anonymously.
+	Credential *Credential `json:"credential,omitempty"`
+	// Why says why, with the rule's source.
+	Why string `json:"why"`
+}
+
+// Presented is the credential's name, or "anonymous".
+func (r Routed) Presented() string {
+	if r.Credential == nil || r.Credential.Anonymous() {
+		return "anonymous"
+	}
+	return r.Credential.Name()
+}
+
+// Fallbacks are the runtime's own credentials, used when the CRI request
+// carries none (containerd) or for a host the request's credential does
+// not reach (containers/image).
+type Fallbacks struct {
+	// ConfigAuth is containerd's config.toml
+	// plugins."io.containerd.grpc.v1.cri".registry.configs."<host>".auth
+	// (k3s writes mirror credentials there), by host.
+	ConfigAuth map[string]Credential
+	// AuthFile is containers/image's auth file for the pull: CRI-O's
+	// namespaced_auth_dir file when it exists, else global_auth_file
+	// (server/image_pull.go), as a Keyring-free map of its keys.
+	AuthFile     map[string]Entry
+	AuthFileName string
+}
+
+// Route returns, for each host of the plan, the credential the runtime
+// presents when the kubelet sends cred (nil: no AuthConfig) for an image of
+// registry domain and repository repo.
+func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb Fallbacks) []Routed {
+	out := make([]Routed, 0, len(hosts))
+	for _, h := range hosts {
+		r := Routed{Host: h.HostPort(), Mirror: h.IsMirror()}
+		switch rt {
+		case Containerd16:
+			r.Credential, r.Why = containerd16(h.HostPort(), cred, fb)
+		case ContainersImage:
+			r.Credential, r.Why = containersImage(h, domain, repo, cred, fb)
+		default:
+			r.Why = fmt.Sprintf("unknown runtime %q: assumed anonymous", rt)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// containerd16 is containerd 1.6's rule (pkg/cri/server/image_pull.go:
+// registryHosts builds a credentials callback per host; when the CRI
+// request has an AuthConfig it is used for every host, through ParseAuth,
+// which drops it only when ServerAddress is set and its URL's host is not
+// the host asking; without one, the host's
+// registry.configs."<host>".auth from config.toml).
+func containerd16(host string, cred *Credential, fb Fallbacks) (*Credential, string) {
+	if cred != nil {
+		if cred.ServerAddress != "" {
+			u, err := url.Parse(cred.ServerAddress)
+			if err != nil || u.Host != host {
+				return nil, fmt.Sprintf("anonymous, because the AuthConfig's server_address %q names another host and containerd's ParseAuth gives it only to that host (a server address without a scheme names no host at all)", cred.ServerAddress)
+			}
+			return cred, "the AuthConfig's server_address names this host (containerd ParseAuth)"
+		}
+		return cred, "the kubelet's AuthConfig has an empty server_address, and containerd 1.6's ParseAuth then gives it to every host of the pull, mirrors included (pkg/cri/server/image_pull.go)"
+	}
+	if c, ok := fb.ConfigAuth[host]; ok {
+		return &c, "the kubelet sent no AuthConfig, so containerd uses registry.configs.\"" + host + "\".auth of config.toml (pkg/cri/server/image_pull.go registryHosts)"
+	}
+	return nil, "anonymous, because the kubelet sent no AuthConfig and config.toml has no registry.configs.\"" + host + "\".auth"
+}
+
+// containersImage is containers/image's rule (docker/docker_image_src.go
+// newImageSource: the SystemContext's DockerAuthConfig, which CRI-O fills
+// from the CRI request, is kept only for a pull source on the image's own
+// registry domain; for a mirror on another domain it is cleared
+// (container-libs#333) and the credentials are looked up in the auth file
+// for the mirror's own reference, pkg/docker/config GetCredentials).
+func containersImage(h Host, domain, repo string, cred *Credential, fb Fallbacks) (*Credential, string) {
+	hostDomain := h.HostPort()
+	if cred != nil && !cred.Anonymous() {
+		if hostDomain == domain {
+			return cred, "the CRI request's credential, on the image's own registry (containers/image newImageSource)"
+		}
+	}
+	ref := hostDomain + "/" + repo
+	if c, ok := authFileLookup(fb.AuthFile, ref); ok {
+		c.Source = Source{Kind: KindNodeConfig, Name: fb.AuthFileName}
+		why := "the auth file's entry for this host (containers/image pkg/docker/config, most specific namespace first)"
+		if cred != nil {
+			why = "containers/image drops the request's credential for a mirror on another domain (docker_image_src.go newImageSource) and uses " + why
+		}
+		return &c, why
+	}
+	if cred != nil && !cred.Anonymous() {
+		return nil, "anonymous, because containers/image drops the request's credential for a mirror on another domain (docker_image_src.go newImageSource, container-libs#333) and the auth file " + orNone(fb.AuthFileName) + " has no entry for " + hostDomain
+	}
+	return nil, "anonymous, because the request carries no credential and the auth file " + orNone(fb.AuthFileName) + " has no entry for " + hostDomain
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// authFileLookup is containers/image's auth-file lookup for a reference:
+// the keys tried are the repository, each parent namespace, then the host
+// (pkg/docker/config authKeysForKey); a key may carry a scheme, which is
+// dropped. No globs.
+func authFileLookup(file map[string]Entry, ref string) (Credential, bool) {
+	norm := map[string]string{}
+	for k := range file {
+		n := strings.TrimPrefix(strings.TrimPrefix(k, "https://"), "http://")
+		n = strings.TrimSuffix(n, "/")
+		norm[n] = k
+	}
+	for cand := ref; ; {
+		if k, ok := norm[cand]; ok {
+			e := file[k]
+			return Credential{Key: k, Username: e.Username, Password: e.Password}, true
+		}
+		i := strings.LastIndex(cand, "/")
+		if i < 0 {
+			return Credential{}, false
+		}
+		cand = cand[:i]
+	}
+}
+
+// MirrorAnonymous returns a warning message for every mirror of routes
+// asked anonymously while the registry itself receives a credential.
+func MirrorAnonymous(routes []Routed) []Note {
+	var registry *Credential
+	for _, r := range routes {
+		if !r.Mirror && r.Credential != nil {
+			registry = r.Credential
+		}
+	}
+	if registry == nil {
+		return nil
+	}
+	var out []Note
+	for _, r := range routes {
+		if r.Mirror && r.Credential == nil {
+			out = append(out, Note{Code: CodeMirrorAnonymous, Message: fmt.Sprintf(
+				"the mirror %s is asked anonymously although %s exists for the registry: %s", r.Host, registry.Name(), r.Why)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,541 @@
+package netlab_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/pullpath/pullpath/internal/cri"
+	"github.com/pullpath/pullpath/internal/keychain"
+	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/redact"
+)
+
+// Issue 22's lab: which host of the plan receives which credential, as
+// predicted by internal/keychain, against what real runtimes present.
+//
+// Two registries in the registry namespace, each with its own htpasswd: the
+// upstream registry.lab.test (every row's users) and its mirror
+// mirror.lab.test (only "mirror-user"). Each logs the user of every request
+// that carries Basic credentials. The node's hosts.toml puts the mirror
+// before the upstream. For each row the kubelet's keychain gives the CRI
+// AuthConfigs the kubelet would send; each is one pull, as the kubelet
+// makes them, stopping at the first that works:
+//
+//   - containerd 1.6 (Debian's, through CRI PullImage) with the AuthConfig;
+//   - containers/image (skopeo copy) with the credential as CRI-O hands it
+//     over (--src-creds) and the row's node auth file as CRI-O's
+//     global_auth_file (--src-authfile), a mirror in registries.conf.
+//
+// For every host the runtime contacted, the credential keychain.Route
+// predicts must be the one the registry logged; a host after the one that
+// served the pull must have logged nothing. containerd 2.x is not covered
+// here (issue 21 adds its build).
+
+const (
+	upstreamHost = "registry.lab.test"
+	mirrorHost   = "mirror.lab.test"
+	pusherUser   = "pusher"
+)
+
+// gate is a registry that wants Basic credentials of its own htpasswd and
+// logs who presented what.
+type gate struct {
+	inner  http.Handler
+	users  map[string]string
+	realm  string
+	mu     sync.Mutex
+	logged []string
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u, p, ok := r.BasicAuth()
+	// containers/image answers a Basic challenge with an empty user and
+	// password when it has no credential: that is anonymous.
+	if ok && u != pusherUser && (u != "" || p != "") {
+		g.mu.Lock()
+		if !slices.Contains(g.logged, u) {
+			g.logged = append(g.logged, u)
+		}
+		g.mu.Unlock()
+	}
+	if !ok || g.users[u] == "" || g.users[u] != p {
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+g.realm+`"`)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+		return
+	}
+	g.inner.ServeHTTP(w, r)
+}
+
+// take returns the users logged since the last take ("anonymous" when none)
+// and clears the log.
+func (g *gate) take() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.logged) == 0 {
+		return "anonymous"
+	}
+	out := strings.Join(g.logged, ",")
+	g.logged = nil
+	return out
+}
+
+func (g *gate) accepts(c *keychain.Credential) bool {
+	return c != nil && g.users[c.Username] != "" && g.users[c.Username] == c.Password
+}
+
+type credRow struct {
+	name  string
+	image string // repository:tag on the upstream
+	kube  keychain.Kubelet
+	// providers stand for the node's credential provider config: the
+	// matchImages globs choose which providers the kubelet runs, answers
+	// are what each returns.
+	providers []nodeview.CredentialProvider
+	answers   map[string]map[string]keychain.Entry
+	// authFile is CRI-O's global_auth_file (skopeo --src-authfile).
+	authFile map[string]keychain.Entry
+	// wantPulled: does the kubelet's last attempt pull the image.
+	wantPulled bool
+	// serverAddress, when set, is put in every AuthConfig: the kubelet
+	// never does, the row checks containerd's ParseAuth rule for it (CRI
+	// only; skopeo has no such field).
+	serverAddress string
+}
+
+func ent(user string) keychain.Entry {
+	return keychain.Entry{Username: user, Password: "pw-" + user + "-Zq81"}
+}
+
+func credRows() []credRow {
+	secret := func(name string, auths map[string]keychain.Entry) keychain.Secret {
+		return keychain.Secret{Name: name, Auths: auths}
+	}
+	return []credRow{
+		{name: "secret for the upstream only", image: "team-a/app:1",
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			wantPulled: true},
+		{name: "secret with both keys", image: "team-a/app:1",
+			kube: keychain.Kubelet{PodSecrets: []keychain.Secret{secret("both", map[string]keychain.Entry{
+				upstreamHost: ent("up-user"), mirrorHost: ent("mirror-user")})}},
+			authFile:   map[string]keychain.Entry{mirrorHost: ent("mirror-user")},
+			wantPulled: true},
+		{name: "path-scoped keys, team-a image", image: "team-a/app:1",
+			kube: keychain.Kubelet{PodSecrets: []keychain.Secret{secret("teams", map[string]keychain.Entry{
+				upstreamHost + "/team-a": ent("team-a-user"), upstreamHost + "/team-b": ent("team-b-user")})}},
+			wantPulled: true},
+		{name: "path-scoped keys, team-b image", image: "team-b/app:1",
+			kube: keychain.Kubelet{PodSecrets: []keychain.Secret{secret("teams", map[string]keychain.Entry{
+				upstreamHost + "/team-a": ent("team-a-user"), upstreamHost + "/team-b": ent("team-b-user")})}},
+			wantPulled: true},
+		{name: "path-scoped key of another team only", image: "team-b/app:1",
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("team-a", map[string]keychain.Entry{upstreamHost + "/team-a": ent("team-a-user")})}},
+			wantPulled: false},
+		{name: "wildcard key", image: "team-a/app:1",
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("wild", map[string]keychain.Entry{"*.lab.test": ent("wild-user")})}},
+			wantPulled: true},
+		{name: "key with a port", image: "team-a/app:1",
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("port", map[string]keychain.Entry{upstreamHost + ":443": ent("port-user")})}},
+			wantPulled: false},
+		{name: "wrong key first, then the right one", image: "team-a/app:1",
+			kube: keychain.Kubelet{PodSecrets: []keychain.Secret{secret("two", map[string]keychain.Entry{
+				upstreamHost + "/team-a": ent("stale-user"), upstreamHost: ent("up-user")})}},
+			wantPulled: true},
+		{name: "provider matchImages globs", image: "team-a/app:1",
+			providers: []nodeview.CredentialProvider{
+				{Name: "acr-credential-provider", MatchImages: []string{"*.azurecr.io"}},
+				{Name: "lab-provider", MatchImages: []string{"*.lab.test/team-a"}},
+			},
+			answers: map[string]map[string]keychain.Entry{
+				"acr-credential-provider": {upstreamHost: ent("acr-user")},
+				"lab-provider":            {"*.lab.test": ent("prov-user")},
+			},
+			wantPulled: true},
+		{name: "service account secret next to a pod secret", image: "team-a/app:1",
+			kube: keychain.Kubelet{
+				PodSecrets:            []keychain.Secret{secret("pod", map[string]keychain.Entry{upstreamHost: ent("pod-user")})},
+				ServiceAccountSecrets: []keychain.Secret{secret("sa", map[string]keychain.Entry{upstreamHost: ent("sa-user")})},
+			},
+			wantPulled: true},
+		{name: "not the kubelet: AuthConfig with server_address https://registry.lab.test", image: "team-a/app:1",
+			kube:          keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			serverAddress: "https://" + upstreamHost, wantPulled: true},
+		{name: "service account secret alone (pod created without any)", image: "team-a/app:1",
+			kube:       keychain.Kubelet{ServiceAccountSecrets: []keychain.Secret{secret("sa", map[string]keychain.Entry{upstreamHost: ent("sa-user")})}},
+			wantPulled: true},
+	}
+}
+
+// providerKeychain runs the kubelet's provider selection: the providers
+// whose matchImages match image, their answers in one keyring.
+func (r credRow) providerKeychain(image string) keychain.Keychain {
+	if len(r.providers) == 0 {
+		return nil
+	}
+	cfg := nodeview.CredentialProviderConfig{Providers: r.providers}
+	ring := &keychain.Keyring{}
+	for _, p := range cfg.Matching(image) {
+		ring.Add(keychain.Source{Kind: keychain.KindProvider, Name: p.Name}, r.answers[p.Name])
+	}
+	return ring
+}
+
+// credWorld is the lab of TestCredentialRouting.
+type credWorld struct {
+	n                *netlab.Net
+	up, mirror       *gate
+	root, etc, certs string
+	cri              *cri.Client
+	cd               *netlab.Containerd
+}
+
+func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
+	t.Helper()
+	n := newNet(t)
+	ca, err := minireg.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &credWorld{n: n}
+	upUsers := map[string]string{pusherUser: "push-pw"}
+	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "acr-user"} {
+		upUsers[u] = ent(u).Password
+	}
+	w.up = &gate{users: upUsers, realm: upstreamHost}
+	w.mirror = &gate{users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password}, realm: mirrorHost}
+	serve := func(g *gate, host, addr string) {
+		cert, err := ca.Issue(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+		ln, err := n.Listen("tcp", addr+":443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := minireg.ServeHandler(ln, cert, g)
+		t.Cleanup(func() { srv.Close() })
+	}
+	serve(w.up, upstreamHost, n.Addrs.Registry.String())
+	serve(w.mirror, mirrorHost, n.Addrs.Mirror.String())
+	serveZone(t, n, n.Addrs.DNS.String(), map[string]string{upstreamHost + ".": n.Addrs.Registry.String(), mirrorHost + ".": n.Addrs.Mirror.String()})
+	for _, target := range []struct{ host, addr string }{{upstreamHost, n.Addrs.Registry.String()}, {mirrorHost, n.Addrs.Mirror.String()}} {
+		dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return n.Registry.DialContext(ctx, network, target.addr+":443")
+		}
+		for _, repo := range []string{"team-a/app:1", "team-b/app:1"} {
+			if _, err := minireg.PushRandomAuth(ctx, target.host+"/"+repo, 1, 512, dial, ca.Pool(), pusherUser, "push-pw"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.take()
+	w.root, err = n.RootFor(n.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.etc = filepath.Join(w.root, "etc")
+	w.certs = filepath.Join(w.root, "certs")
+	writeFiles(t, w.root, map[string]string{
+		"etc/resolv.conf":                   "nameserver " + n.Addrs.DNS.String() + "\n",
+		"etc/hosts":                         "127.0.0.1 localhost\n",
+		"etc/ssl/certs/ca-certificates.crt": string(ca.PEM),
+		"etc/containerd/certs.d/" + upstreamHost + "/hosts.toml": fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n",
+			"https://"+upstreamHost, "https://"+mirrorHost),
+		"certs/ca.crt":                   string(ca.PEM),
+		"etc/containers/registries.conf": fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", upstreamHost, mirrorHost),
+		"etc/containers/policy.json":     `{"default":[{"type":"insecureAcceptAnything"}]}`,
+	})
+	w.cd, err = netlab.StartContainerd(ctx, n.Node, filepath.Join(n.Dir, "containerd-node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.cd.Stop)
+	w.cri, err = cri.Dial(ctx, w.cd.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.cri.Close() })
+	return w
+}
+
+// take returns what both registries logged since the last take.
+func (w *credWorld) take() map[string]string {
+	return map[string]string{mirrorHost: w.mirror.take(), upstreamHost: w.up.take()}
+}
+
+func (w *credWorld) gate(host string) *gate {
+	if host == mirrorHost {
+		return w.mirror
+	}
+	return w.up
+}
+
+// skopeoPull pulls image with containers/image as CRI-O would, with cred
+// (nil: none in the request) and authFile as its global_auth_file.
+func (w *credWorld) skopeoPull(ctx context.Context, t *testing.T, image string, cred *keychain.Credential, authFile map[string]keychain.Entry, dir string) error {
+	// containers/image reads only the "auth" field of an auth file entry.
+	auths := map[string]map[string]string{}
+	for k, e := range authFile {
+		auths[k] = map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(e.Username + ":" + e.Password))}
+	}
+	b, _ := json.Marshal(map[string]any{"auths": auths})
+	af := filepath.Join(dir, "auth.json")
+	if err := os.WriteFile(af, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--registries-conf", "/etc/containers/registries.conf", "--policy", "/etc/containers/policy.json",
+		"copy", "--retry-times", "0", "--src-cert-dir", w.certs, "--src-authfile", af}
+	if cred != nil {
+		args = append(args, "--src-creds", cred.Username+":"+cred.Password)
+	}
+	out := filepath.Join(dir, "out")
+	os.RemoveAll(out)
+	args = append(args, "docker://"+image, "dir:"+out)
+	cmd := w.n.Node.Command(ctx, "skopeo", args...)
+	cmd.Env = append(cmd.Env, "HOME="+dir, "XDG_RUNTIME_DIR="+dir, "REGISTRY_AUTH_FILE="+af)
+	o, err := cmd.CombinedOutput()
+	if err != nil {
+		text := string(o)
+		if cred != nil {
+			text = strings.ReplaceAll(text, cred.Password, "****")
+		}
+		return fmt.Errorf("skopeo: %v: %s", err, redact.String(netlab.TailString(text, 600)))
+	}
+	return nil
+}
+
+// TestCredentialRouting is issue 22's proof: for every row, runtime and
+// host, the credential keychain predicts is the one the registry logged.
+func TestCredentialRouting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	w := startCredWorld(t, ctx)
+	bin := buildPullpathFor(t)
+	_, skopeoErr := exec.LookPath("skopeo")
+	plan := []keychain.Host{keychain.PlanHost{Host: mirrorHost, Mirror: true}, keychain.PlanHost{Host: upstreamHost}}
+	var table []string
+	for _, row := range credRows() {
+		t.Run(row.name, func(t *testing.T) {
+			repoTag := row.image
+			repo, _, _ := strings.Cut(repoTag, ":")
+			image := upstreamHost + "/" + repoTag
+			kube := row.kube
+			kube.Providers = row.providerKeychain(upstreamHost + "/" + repo)
+			res := kube.Resolve(keychain.Repository(upstreamHost, repo))
+			attempts := []*keychain.Credential{nil}
+			if len(res.Credentials) > 0 {
+				attempts = attempts[:0]
+				for i := range res.Credentials {
+					res.Credentials[i].ServerAddress = row.serverAddress
+					attempts = append(attempts, &res.Credentials[i])
+				}
+			} else if res.Anonymous == "" {
+				t.Errorf("no credential and no reason")
+			}
+			// What each registry logged over containerd's attempts.
+			var upstreamUsers, mirrorUsers []string
+			for _, rt := range []keychain.Runtime{keychain.Containerd16, keychain.ContainersImage} {
+				if rt == keychain.ContainersImage && row.serverAddress != "" {
+					continue
+				}
+				if rt == keychain.ContainersImage && skopeoErr != nil {
+					t.Logf("containers/image rows skipped: no skopeo on PATH (apt-get install skopeo)")
+					continue
+				}
+				pulled := false
+				for i, cred := range attempts {
+					w.take()
+					var err error
+					if rt == keychain.Containerd16 {
+						var auth *cri.AuthConfig
+						if cred != nil {
+							// What the kubelet sends: kuberuntime_image.go copies
+							// ServerAddress from the keyring's AuthConfig, which
+							// never sets it.
+							auth = &cri.AuthConfig{Username: cred.Username, Password: cred.Password, ServerAddress: cred.ServerAddress}
+						}
+						_, err = w.cri.Pull(ctx, image, auth)
+					} else {
+						err = w.skopeoPull(ctx, t, image, cred, row.authFile, t.TempDir())
+					}
+					logged := w.take()
+					if rt == keychain.Containerd16 && logged[upstreamHost] != "anonymous" && !slices.Contains(upstreamUsers, logged[upstreamHost]) {
+						upstreamUsers = append(upstreamUsers, logged[upstreamHost])
+					}
+					if rt == keychain.Containerd16 && logged[mirrorHost] != "anonymous" && !slices.Contains(mirrorUsers, logged[mirrorHost]) {
+						mirrorUsers = append(mirrorUsers, logged[mirrorHost])
+					}
+					routes := keychain.Route(rt, upstreamHost, repo, plan, cred, keychain.Fallbacks{AuthFile: row.authFile, AuthFileName: "global_auth_file"})
+					served := false
+					for _, r := range routes {
+						want := "anonymous"
+						if r.Credential != nil {
+							want = r.Credential.Username
+						}
+						got := logged[r.Host]
+						if served {
+							// The pull was served by an earlier host.
+							if got != "anonymous" {
+								t.Errorf("%s attempt %d: %s was presented %q after an earlier host served the pull", rt, i+1, r.Host, got)
+							}
+							table = append(table, fmt.Sprintf("| %s | %s | %d | %s | (not contacted) | %s |", row.name, rt, i+1, r.Host, got))
+							continue
+						}
+						if got != want {
+							t.Errorf("%s attempt %d: %s logged %q, keychain predicted %q (%s)", rt, i+1, r.Host, got, want, r.Why)
+						}
+						table = append(table, fmt.Sprintf("| %s | %s | %d | %s | %s | %s |", row.name, rt, i+1, r.Host, name(r), got))
+						served = w.gate(r.Host).accepts(r.Credential)
+					}
+					if err == nil {
+						pulled = true
+						if !served {
+							t.Errorf("%s attempt %d pulled, but no host of the plan accepts the predicted credential", rt, i+1)
+						}
+						break
+					}
+					if served {
+						t.Errorf("%s attempt %d failed although a host accepted the credential: %v", rt, i+1, err)
+					}
+				}
+				if pulled != row.wantPulled {
+					t.Errorf("%s: pulled %v, want %v", rt, pulled, row.wantPulled)
+				}
+				if rt == keychain.Containerd16 && pulled {
+					// The next row pulls again: drop the image.
+					if err := w.cri.Remove(ctx, image); err != nil {
+						t.Fatalf("removing %s: %v", image, err)
+					}
+				}
+				if rt == keychain.Containerd16 && len(row.providers) == 0 && len(kube.ServiceAccountSecrets) == 0 && row.serverAddress == "" {
+					w.checkProbe(ctx, t, bin, row, image, plan, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
+				}
+			}
+		})
+	}
+	t.Logf("containerd %s; rows (row | runtime | attempt | host | predicted | logged):\n%s", w.cd.Version, strings.Join(table, "\n"))
+	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
+		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
+	}
+}
+
+// buildPullpathFor builds ./cmd/pullpath into t's temporary directory (or
+// returns $PULLPATH_NETLAB_BIN). It does not share scenarios_test.go's
+// build, whose directory the first test to end would remove.
+func buildPullpathFor(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("PULLPATH_NETLAB_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "pullpath")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pullpath")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building pullpath: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// checkProbe runs `pullpath probe --pull-secret` on the node for a row of
+// pod pull secrets: each plan host's credential must be the one containerd
+// was seen to receive on the kubelet's first attempt, the probe must
+// present every host what containerd presented it over the kubelet's
+// attempts, its verdict must be the kubelet's, and no password may appear
+// in its output.
+func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, plan []keychain.Host, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
+	t.Helper()
+	auths := map[string]map[string]string{}
+	var passwords []string
+	for _, sec := range row.kube.PodSecrets {
+		for k, e := range sec.Auths {
+			auths[k] = map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(e.Username + ":" + e.Password))}
+			passwords = append(passwords, e.Password)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"auths": auths})
+	f := filepath.Join(t.TempDir(), "pull-secret.json")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.take()
+	cmd := w.n.Node.Command(ctx, bin, "probe", image, "--root", w.root, "--pull-secret", f, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s")
+	out, _ := cmd.Output()
+	logged := w.take()
+	for _, pw := range passwords {
+		if strings.Contains(string(out), pw) {
+			t.Errorf("probe output shows a password of the pull secret")
+		}
+	}
+	var rep struct {
+		Verdict struct {
+			OK    bool   `json:"ok"`
+			Cause string `json:"cause"`
+		} `json:"verdict"`
+		Plan []struct {
+			Host       string `json:"host"`
+			Credential string `json:"credential"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("probe output is not a report: %v", err)
+	}
+	routes := keychain.Route(keychain.Containerd16, upstreamHost, "", plan, attempts[0], keychain.Fallbacks{})
+	for _, r := range routes {
+		var got string
+		for _, h := range rep.Plan {
+			if h.Host == r.Host {
+				got = h.Credential
+			}
+		}
+		ok := strings.HasPrefix(got, "anonymous")
+		want := "anonymous"
+		if r.Credential != nil {
+			// The probe names the secret by its file; the key is the key.
+			want = "key " + strconv.Quote(r.Credential.Key)
+			ok = !ok && strings.Contains(got, want)
+		}
+		if !ok {
+			t.Errorf("probe: plan host %s gets %q, containerd was given %q", r.Host, got, want)
+		}
+	}
+	for _, host := range []string{mirrorHost, upstreamHost} {
+		want := strings.Join(nodeUsers[host], ",")
+		if want == "" {
+			want = "anonymous"
+		}
+		if logged[host] != want {
+			t.Errorf("probe presented %s %q, the kubelet's containerd pulls presented %q", host, logged[host], want)
+		}
+	}
+	if rep.Verdict.OK != pulled {
+		t.Errorf("probe verdict ok=%v (%s), the kubelet's pull succeeded=%v", rep.Verdict.OK, rep.Verdict.Cause, pulled)
+	}
+}
+
+// name is the predicted credential as the table shows it: the key's user
+// (the registries log users), its source and key.
+func name(r keychain.Routed) string {
+	if r.Credential == nil {
+		return "anonymous"
+	}
+	return r.Credential.Username + " (" + r.Credential.Name() + ")"
+}
