@@ -32,7 +32,8 @@ const (
 	KindWarning Kind = "warning"
 )
 
-// Sentences shared by many causes: R7's rule and R4's "where to look".
+// Sentences shared by many causes: credentials never fix a network, DNS or TLS
+// failure, and the evidence that counts is the node's, not a pod's or a laptop's.
 const (
 	credsIrrelevant = "Credentials are irrelevant to this failure: an imagePullSecret installs no route, changes no resolver and makes no certificate trusted."
 	nodeView        = "Test from the node itself (its network namespace, /etc/resolv.conf, /etc/hosts, /etc/containerd/certs.d and trust store), e.g. `pullpath probe` on the node or `pullpath diagnose --probe`; a pod or a laptop proves nothing about the pull."
