@@ -24,7 +24,7 @@ var commandsDir = filepath.Join("..", "..", "docs", "commands")
 // (cobra/doc's Markdown, one page per command); `go test ./cmd/pullpath
 // -run TestCommandsDoc -update` rewrites it.
 func TestCommandsDoc(t *testing.T) {
-	root := cli.NewRootCmd(cli.Streams{}, commands...)
+	root := cli.NewRootCmdWith(cli.Streams{}, features)
 	root.DisableAutoGenTag = true
 	// Defaults under the home directory (client-go's --cache-dir) are
 	// written as $HOME, so the pages do not depend on who generates them.
@@ -134,7 +134,7 @@ func TestReadmeFiveMinutes(t *testing.T) {
 	t.Logf("README.md: diagnose at line %d, the node probe command at line %d", diagnoseAt, nodeAt)
 
 	// The image, its entrypoint and the flag are the project's own.
-	root := cli.NewRootCmd(cli.Streams{}, commands...)
+	root := cli.NewRootCmdWith(cli.Streams{}, features)
 	probe, _, err := root.Find([]string{"probe"})
 	if err != nil || probe.Flags().Lookup("root") == nil {
 		t.Errorf("pullpath probe has no --root flag (%v)", err)
