@@ -14,6 +14,11 @@ import (
 	"github.com/pullpath/pullpath/internal/cli/monitorcmd"
 )
 
+// features are the node binary's: the monitor agent, and no CRI client and
+// no Kubernetes client (probe --runtime-pull is hidden, probe
+// --service-account needs --service-account-token-file).
+var features = cli.Features{Commands: []cli.Command{monitorcmd.NewCmdMonitor}}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The node agent: monitor links no client-go (internal/depcheck checks
@@ -21,7 +26,7 @@ func main() {
 	// The first Ctrl-C cancels the run, which prints its partial report and
 	// exits 130; after it, a second one kills the process at once.
 	go func() { <-ctx.Done(); stop() }()
-	code := cli.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args, monitorcmd.NewCmdMonitor)
+	code := cli.RunWith(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args, features)
 	stop()
 	if os.Getenv(envRusage) == "1" {
 		printRusage(os.Stderr)

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/pullpath/pullpath/internal/cli"
-	"github.com/pullpath/pullpath/internal/cli/monitorcmd"
-	"github.com/pullpath/pullpath/internal/probe"
 )
 
 // TestNoRuntimePull: the node binary links no CRI client, so probe
@@ -16,13 +14,13 @@ import (
 // network step, and the flag is not in the help. (This test binary links
 // what main links: internal/probe/criruntime is not among them.)
 func TestNoRuntimePull(t *testing.T) {
-	if probe.RuntimePullAvailable() {
-		t.Fatal("the node binary links a CRI client (internal/probe/criruntime)")
+	if features.RuntimeDialer != nil || features.ServiceAccountTokens != nil {
+		t.Fatal("the node binary's features name a CRI or a Kubernetes client")
 	}
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := cli.Run(context.Background(), cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb},
-			append([]string{"pullpath-node"}, args...), monitorcmd.NewCmdMonitor)
+		code := cli.RunWith(context.Background(), cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb},
+			append([]string{"pullpath-node"}, args...), features)
 		return code, out.String(), errb.String()
 	}
 	code, out, stderr := run("probe", "--root", t.TempDir(), "--runtime-pull", "registry.lab.test/team/app:1")

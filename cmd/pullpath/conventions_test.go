@@ -15,7 +15,7 @@ import (
 // full binary: its help states the exit codes, and an -o flag is the
 // shared one (its help lists the formats, and the shell completes them).
 func TestEveryCommandsConventions(t *testing.T) {
-	root := cli.NewRootCmd(cli.Streams{}, commands...)
+	root := cli.NewRootCmdWith(cli.Streams{}, features)
 	var walk func(c *cobra.Command)
 	n := 0
 	walk = func(c *cobra.Command) {
@@ -37,7 +37,7 @@ func TestEveryCommandsConventions(t *testing.T) {
 				}
 				var out, errb bytes.Buffer
 				args := append([]string{"pullpath", "__complete"}, strings.Fields(path)...)
-				code := cli.Run(context.Background(), cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append(args, "-o", ""), commands...)
+				code := cli.RunWith(context.Background(), cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append(args, "-o", ""), features)
 				for _, want := range strings.Split(formats, ", ") {
 					if code != cli.ExitOK || !strings.Contains(out.String(), want+"\n") {
 						t.Errorf("__complete %s -o lacks %q (exit %d):\n%s", path, want, code, out.String())

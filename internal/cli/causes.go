@@ -36,6 +36,9 @@ var layerMeanings = []struct {
 type causeList struct {
 	Layers []layerEntry `json:"layers"`
 	Causes []causeEntry `json:"causes"`
+	// Warnings are the warning codes: what works today but will break or
+	// mislead; they never make a verdict.
+	Warnings []causeEntry `json:"warnings"`
 }
 
 type layerEntry struct {
@@ -72,6 +75,10 @@ func catalogueList() *causeList {
 		cl.Causes = append(cl.Causes, e)
 	}
 	cl.Causes = append(cl.Causes, unknown...)
+	cl.Warnings = []causeEntry{}
+	for _, c := range verdict.Warnings() {
+		cl.Warnings = append(cl.Warnings, causeEntry{Code: c.Code, Layer: c.Layer, Owner: verdict.OwnerOf(c.Code), Summary: c.Summary, Next: c.Next})
+	}
 	return cl
 }
 
@@ -85,17 +92,19 @@ func NewCmdCauses(streams Streams) *cobra.Command {
 	o := &causesOptions{streams: streams}
 	cmd := &cobra.Command{
 		Use:   "causes [LAYER|CODE...]",
-		Short: "List the cause catalogue: every layer and cause code, its owner, meaning and next steps",
+		Short: "List the catalogue: every layer, cause and warning code, its owner, meaning and next steps",
 		Long: `causes prints the vocabulary every verdict uses: the layers of the pull path in
 pull order with their default owner, then every cause code with its layer, owner,
-one-line meaning and the next steps a verdict with that cause gives. In the texts,
-{endpoint} stands for the failing host:port and {role} for the failing endpoint's
-role. Arguments keep only the named layers or cause codes.
+one-line meaning and the next steps a verdict with that cause gives, then every
+warning code (what works today but will break or mislead) the same way. In the
+texts, {endpoint} stands for the failing host:port and {role} for the failing
+endpoint's role. Arguments keep only the named layers, cause and warning codes.
 
 -o json and -o yaml print one CauseList document (schema/causelist.schema.json).
 docs/causes.md is the same list, generated.` + exitCodesHelp("the list was printed", "(not used)"),
 		Example: `  pullpath causes
   pullpath causes dns tls.untrusted
+  pullpath causes dns.hosts-entry
   pullpath causes -o json | jq -r '.causes[] | select(.owner == "network") | .code'`,
 		ValidArgsFunction: completeCauses,
 		RunE:              func(_ *cobra.Command, args []string) error { return o.run(args) },
@@ -131,7 +140,7 @@ func filterCauses(cl *causeList, args []string) (*causeList, error) {
 	for _, a := range args {
 		want[a] = true
 	}
-	out := &causeList{Layers: []layerEntry{}, Causes: []causeEntry{}}
+	out := &causeList{Layers: []layerEntry{}, Causes: []causeEntry{}, Warnings: []causeEntry{}}
 	seen := map[string]bool{}
 	for _, l := range cl.Layers {
 		if want[string(l.Layer)] {
@@ -145,9 +154,15 @@ func filterCauses(cl *causeList, args []string) (*causeList, error) {
 			seen[c.Code] = true
 		}
 	}
+	for _, c := range cl.Warnings {
+		if want[c.Code] || want[string(c.Layer)] {
+			out.Warnings = append(out.Warnings, c)
+			seen[c.Code] = true
+		}
+	}
 	for _, a := range args {
 		if !seen[a] {
-			return nil, fmt.Errorf("unknown layer or cause %q (see pullpath causes)", a)
+			return nil, fmt.Errorf("unknown layer, cause or warning %q (see pullpath causes)", a)
 		}
 	}
 	return out, nil
@@ -167,11 +182,17 @@ func writeCausesText(w io.Writer, cl *causeList) error {
 		}
 	}
 	var b strings.Builder
-	for _, c := range cl.Causes {
-		fmt.Fprintf(&b, "\n%s  (layer %s, owner %s)\n  %s\n", c.Code, c.Layer, report.Dash(string(c.Owner)), c.Summary)
+	entry := func(kind string, c causeEntry) {
+		fmt.Fprintf(&b, "\n%s  (%slayer %s, owner %s)\n  %s\n", c.Code, kind, c.Layer, report.Dash(string(c.Owner)), c.Summary)
 		for _, n := range c.Next {
 			fmt.Fprintf(&b, "  - %s\n", n)
 		}
+	}
+	for _, c := range cl.Causes {
+		entry("", c)
+	}
+	for _, c := range cl.Warnings {
+		entry("warning, ", c)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -204,6 +225,14 @@ func causesMarkdown(cl *causeList) string {
 		}
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", c.Code, report.Dash(string(c.Owner)), mdCell(c.Summary), strings.Join(next, "<br>"))
 	}
+	b.WriteString("\n## Warnings\n\nA warning is something that works today but will break or mislead later; it never makes a verdict. Reports list them under `warnings`.\n\n| warning | layer | owner | meaning | next steps |\n|---|---|---|---|---|\n")
+	for _, c := range cl.Warnings {
+		next := make([]string, 0, len(c.Next))
+		for i, n := range c.Next {
+			next = append(next, fmt.Sprintf("%d. %s", i+1, mdCell(n)))
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s |\n", c.Code, c.Layer, report.Dash(string(c.Owner)), mdCell(c.Summary), strings.Join(next, "<br>"))
+	}
 	return b.String()
 }
 
@@ -219,7 +248,7 @@ func completeCauses(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion,
 	for _, l := range cl.Layers {
 		out = append(out, cobra.CompletionWithDesc(string(l.Layer), l.Meaning))
 	}
-	for _, c := range cl.Causes {
+	for _, c := range append(cl.Causes, cl.Warnings...) {
 		out = append(out, cobra.CompletionWithDesc(c.Code, c.Summary))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

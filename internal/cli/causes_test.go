@@ -31,7 +31,7 @@ func TestCausesDoc(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("%s is out of date with internal/verdict's catalogue: run `go test ./internal/cli -run TestCausesDoc -update`", causesDoc)
 	}
-	for _, c := range verdict.Causes() {
+	for _, c := range append(verdict.Causes(), verdict.Warnings()...) {
 		if !strings.Contains(string(got), "| `"+c.Code+"` |") {
 			t.Errorf("%s lacks cause %s", causesDoc, c.Code)
 		}
@@ -51,6 +51,9 @@ func TestCausesCommand(t *testing.T) {
 	if len(cl.Causes) != len(verdict.Causes()) {
 		t.Errorf("causes -o json lists %d causes, the catalogue holds %d", len(cl.Causes), len(verdict.Causes()))
 	}
+	if len(cl.Warnings) != len(verdict.Warnings()) || len(cl.Warnings) == 0 {
+		t.Errorf("causes -o json lists %d warnings, the catalogue holds %d", len(cl.Warnings), len(verdict.Warnings()))
+	}
 	layers := map[verdict.Layer]verdict.Owner{}
 	for _, l := range cl.Layers {
 		layers[l.Layer] = l.DefaultOwner
@@ -69,6 +72,8 @@ func TestCausesCommand(t *testing.T) {
 		want, not string
 	}{
 		{[]string{"causes", "dns.nxdomain"}, ExitOK, "NXDOMAIN", "route.timeout"},
+		{[]string{"causes", "dns.hosts-entry"}, ExitOK, "/etc/hosts", "dns.nxdomain"},
+		{[]string{"causes", "tls"}, ExitOK, "tls.expiring", "dns.hosts-entry"},
 		{[]string{"causes", "route"}, ExitOK, "route.timeout", "dns.nxdomain"},
 		{[]string{"causes", "nope"}, ExitUsage, "", "nope"},
 		{[]string{"causes", "-o", "html"}, ExitUsage, "", "layer"},

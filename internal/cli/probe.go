@@ -29,11 +29,12 @@ type probeOptions struct {
 	criSocket     string
 	asKubelet     bool
 	sa            saFlags
+	features      Features
 }
 
 // NewCmdProbe builds `pullpath probe IMAGE`.
-func NewCmdProbe(streams Streams) *cobra.Command {
-	o := &probeOptions{streams: streams}
+func NewCmdProbe(streams Streams, features Features) *cobra.Command {
+	o := &probeOptions{streams: streams, features: features}
 	cmd := &cobra.Command{
 		Use:   "probe IMAGE",
 		Short: "Walk the whole pull path of IMAGE from here, as the node's runtime would",
@@ -78,7 +79,7 @@ nothing about the pull.
 	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
 	f.BoolVar(&o.runtimePull, "runtime-pull", false, "after the probe, ask the node's runtime to pull through CRI (as the kubelet does) and compare; this adds the image to the node's image store")
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
-	if !probe.RuntimePullAvailable() {
+	if features.RuntimeDialer == nil {
 		// The slim node binary links no CRI client (see run).
 		_ = f.MarkHidden("runtime-pull")
 		_ = f.MarkHidden("cri-socket")
@@ -100,10 +101,10 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if o.runtimePull && !probe.RuntimePullAvailable() {
+	if o.runtimePull && o.features.RuntimeDialer == nil {
 		return usageErrorf("--runtime-pull: this binary links no CRI client (the slim node binary); run the full pullpath on the node for it")
 	}
-	saFunc, err := o.sa.resolver()
+	saFunc, err := o.sa.resolver(o.features.ServiceAccountTokens)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	if o.runtimePull && !rep.Interrupted {
-		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})
+		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Dialer: o.features.RuntimeDialer, Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})
 	}
 	if err := o.render(rep); err != nil {
 		return &ExitError{Code: ExitInternal, Err: err}

@@ -14,14 +14,6 @@ import (
 	"github.com/pullpath/pullpath/internal/nodeview"
 )
 
-// ServiceAccountTokens gets what the kubelet would give a credential
-// provider for a pod running as service account ns/name: its annotations
-// and a token for audience, from the API server (TokenRequest). The full
-// pullpath sets it (internal/cli/clustercmd); pullpath-node links no
-// Kubernetes client and leaves it nil, so there --service-account needs
-// --service-account-token-file.
-var ServiceAccountTokens func(ctx context.Context, ns, name, audience string) (*nodeview.ServiceAccount, error)
-
 // saFlags are probe's KEP-4412 flags.
 type saFlags struct {
 	serviceAccount string   // NS/NAME
@@ -36,8 +28,9 @@ func (s *saFlags) add(f *pflag.FlagSet) {
 }
 
 // resolver checks the flags and returns the probe's ServiceAccount
-// function, nil without --service-account.
-func (s *saFlags) resolver() (func(context.Context, string) (*nodeview.ServiceAccount, error), error) {
+// function, nil without --service-account. tokens is the binary's
+// Features.ServiceAccountTokens (nil without a Kubernetes client).
+func (s *saFlags) resolver(tokens func(ctx context.Context, ns, name, audience string) (*nodeview.ServiceAccount, error)) (func(context.Context, string) (*nodeview.ServiceAccount, error), error) {
 	if s.serviceAccount == "" {
 		if s.tokenFile != "" || len(s.annotations) > 0 {
 			return nil, usageErrorf("--service-account-token-file and --service-account-annotation need --service-account NS/NAME")
@@ -60,11 +53,11 @@ func (s *saFlags) resolver() (func(context.Context, string) (*nodeview.ServiceAc
 		if len(ann) > 0 {
 			return nil, usageErrorf("--service-account-annotation goes with --service-account-token-file; without it the annotations are read from the API server")
 		}
-		if ServiceAccountTokens == nil {
+		if tokens == nil {
 			return nil, usageErrorf("--service-account needs --service-account-token-file in this build (pullpath-node has no Kubernetes client); the full pullpath asks the API server")
 		}
 		return func(ctx context.Context, audience string) (*nodeview.ServiceAccount, error) {
-			return ServiceAccountTokens(ctx, ns, name, audience)
+			return tokens(ctx, ns, name, audience)
 		}, nil
 	}
 	file := s.tokenFile

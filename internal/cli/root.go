@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/probe"
 )
 
 // Exit codes (CONTRACT.md).
@@ -63,12 +66,35 @@ func exitCode(code int) error {
 // Command builds one subcommand of a pullpath binary.
 type Command func(Streams) *cobra.Command
 
+// Features are what one binary links beyond the commands every pullpath
+// binary has. main passes them to RunWith; nothing is wired at init time.
+type Features struct {
+	// Commands are the binary's extra commands.
+	Commands []Command
+	// RuntimeDialer gives probe --runtime-pull the node runtime's CRI image
+	// service. Nil in a binary that links no CRI client (pullpath-node):
+	// there the flag is hidden and a usage error.
+	RuntimeDialer probe.RuntimeDialer
+	// ServiceAccountTokens gets what the kubelet would give a credential
+	// provider for a pod running as service account ns/name: its
+	// annotations and a token for audience, from the API server
+	// (TokenRequest). Nil in a binary without a Kubernetes client
+	// (pullpath-node): there probe --service-account needs
+	// --service-account-token-file.
+	ServiceAccountTokens func(ctx context.Context, ns, name, audience string) (*nodeview.ServiceAccount, error)
+}
+
 // NewRootCmd builds the pullpath command tree: probe, explain and version,
 // which every pullpath binary has, plus the extra commands of this binary.
 // The heavy commands live in their own packages (clustercmd, labcmd) so that
 // a binary links only what its commands use: cmd/pullpath adds diagnose, demo
 // and lab, cmd/pullpath-node adds none.
 func NewRootCmd(streams Streams, extra ...Command) *cobra.Command {
+	return NewRootCmdWith(streams, Features{Commands: extra})
+}
+
+// NewRootCmdWith builds the command tree of a binary with features f.
+func NewRootCmdWith(streams Streams, f Features) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "pullpath",
 		Short: "Why can't this Kubernetes node pull this image, and who has to fix what?",
@@ -87,12 +113,12 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.AddCommand(
-		NewCmdProbe(streams),
+		NewCmdProbe(streams, f),
 		NewCmdExplain(streams),
 		newCmdVersion(streams),
 		NewCmdCauses(streams),
 	)
-	for _, c := range extra {
+	for _, c := range f.Commands {
 		root.AddCommand(c(streams))
 	}
 	return root
@@ -102,7 +128,13 @@ The verdict is the first step that fails, in pull order, with its owner.`,
 // extra commands of this binary, and returns the exit code. It prints an
 // error once, to stderr.
 func Run(ctx context.Context, streams Streams, args []string, extra ...Command) int {
-	root := NewRootCmd(streams, extra...)
+	return RunWith(ctx, streams, args, Features{Commands: extra})
+}
+
+// RunWith executes the binary whose features are f with args (args[0] is
+// the program name) and returns the exit code.
+func RunWith(ctx context.Context, streams Streams, args []string, f Features) int {
+	root := NewRootCmdWith(streams, f)
 	if len(args) > 0 && strings.HasPrefix(filepath.Base(args[0]), "kubectl-") {
 		// Installed as kubectl-pullpath: help and usage say kubectl pullpath.
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pullpath"}

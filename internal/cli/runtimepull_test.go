@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -8,7 +10,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
-	_ "github.com/pullpath/pullpath/internal/probe/criruntime"
+	"github.com/pullpath/pullpath/internal/probe/criruntime"
 )
 
 // TestRuntimePullMissingSocket: --runtime-pull with no CRI socket at the
@@ -18,7 +20,14 @@ func TestRuntimePullMissingSocket(t *testing.T) {
 	l := labtest.New(t, lab.Options{})
 	sc := labtest.Scenario(t, l, "healthy")
 	sock := filepath.Join(t.TempDir(), "containerd.sock")
-	code, out, stderr := runCLI(t, "", probeArgs(l, sc, "--runtime-pull", "--cri-socket", sock)...)
+	// The features of the full binary: probe --runtime-pull has a CRI client.
+	full := Features{RuntimeDialer: criruntime.Dial}
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := RunWith(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, append([]string{"pullpath"}, args...), full)
+		return code, out.String(), errb.String()
+	}
+	code, out, stderr := run(probeArgs(l, sc, "--runtime-pull", "--cri-socket", sock)...)
 	if code != ExitFailure {
 		t.Errorf("probe --runtime-pull (missing socket) exit = %d, want %d; stderr %q", code, ExitFailure, stderr)
 	}
@@ -30,7 +39,7 @@ func TestRuntimePullMissingSocket(t *testing.T) {
 		t.Errorf("last line = %q, want FAIL when the exit code is 1", last)
 	}
 	// The runtime part alone, from -o json: well inside the 5 s dial timeout.
-	_, jout, _ := runCLI(t, "", probeArgs(l, sc, "--runtime-pull", "--cri-socket", sock, "-o", "json")...)
+	_, jout, _ := run(probeArgs(l, sc, "--runtime-pull", "--cri-socket", sock, "-o", "json")...)
 	var rep struct {
 		Runtime struct {
 			Millis int64  `json:"ms"`

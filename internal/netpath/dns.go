@@ -96,7 +96,8 @@ const ednsSize = 1232
 //  1. An IP literal is its own answer.
 //  2. /etc/hosts wins over DNS (nsswitch "files dns"); the name is still
 //     asked of DNS for evidence, and the entry is flagged dns.hosts-entry
-//     because it vanishes when the node is replaced (R8).
+//     because it vanishes when the node is replaced (a warning, not a
+//     failure: it works today).
 //  3. Otherwise each candidate name (search list and ndots applied as
 //     Go's resolver applies them) is asked of every nameserver of
 //     resolv.conf at once, A and AAAA. The verdict follows Go's resolver:
@@ -139,7 +140,7 @@ func (r *Resolver) Resolve(ctx context.Context, host string) (res DNSResult) {
 		}
 		res.Answers = append(res.Answers, up...)
 		if lk.err != nil && len(upAddrs) > 0 {
-			res.Warnings = append(res.Warnings, verdict.Warning{Code: "dns.stub-differs",
+			res.Warnings = append(res.Warnings, verdict.Warning{Code: verdict.CodeDNSStubDiffers,
 				Message: fmt.Sprintf("systemd-resolved's stub says %s for %s but its upstream (%s) answers %s: check resolved's per-link DNS servers and domains (resolvectl status) on the node", lk.err.Cause, host, r.View.ResolvedUpstream.Path, joinAddrs(upAddrs))})
 		}
 	}
@@ -154,7 +155,7 @@ func (r *Resolver) Resolve(ctx context.Context, host string) (res DNSResult) {
 		} else if lk.err != nil {
 			dnsSays = "DNS says " + lk.err.Cause
 		}
-		res.Warnings = append(res.Warnings, verdict.Warning{Code: "dns.hosts-entry",
+		res.Warnings = append(res.Warnings, verdict.Warning{Code: verdict.CodeDNSHostsEntry,
 			Message: fmt.Sprintf("%s resolves from /etc/hosts (%s), not DNS; the entry vanishes when the node is replaced (%s)", host, joinAddrs(hostsAddrs), dnsSays)})
 		return res
 	}
@@ -180,7 +181,7 @@ func (r *Resolver) lookup(ctx context.Context, host string, rc nodeview.ResolvCo
 	var out lookupResult
 	names := nameList(host, rc)
 	if len(names) == 0 {
-		out.err = verdict.Wrap("dns.nxdomain", verdict.RoleNone, "", &net.DNSError{Err: "no such host", Name: host, IsNotFound: true})
+		out.err = verdict.Wrap(verdict.CodeDNSNXDomain, verdict.RoleNone, "", &net.DNSError{Err: "no such host", Name: host, IsNotFound: true})
 		out.err.Detail = fmt.Sprintf("%q is not a name the resolver looks up", host)
 		return out
 	}
@@ -419,7 +420,7 @@ func decide(host string, answers []ResolverAnswer, nservers int) ([]netip.Addr, 
 		return addrs, cnames, nil
 	}
 	if len(errs) == 0 {
-		return nil, nil, verdict.Errorf("dns.no-address", verdict.RoleNone, "", "no nameserver to ask")
+		return nil, nil, verdict.Errorf(verdict.CodeDNSNoAddress, verdict.RoleNone, "", "no nameserver to ask")
 	}
 	// The most definite statement wins.
 	rank := map[string]int{outcomeNXDomain: 0, outcomeNoData: 1, outcomeServFail: 2, outcomeLame: 3, outcomeUnreachable: 4, outcomeTimeout: 5}
@@ -435,22 +436,22 @@ func answerError(host string, a *ResolverAnswer) *verdict.Error {
 	var cause, detail string
 	switch a.Outcome {
 	case outcomeNXDomain:
-		cause, de.Err, de.IsNotFound = "dns.nxdomain", "no such host", true
+		cause, de.Err, de.IsNotFound = verdict.CodeDNSNXDomain, "no such host", true
 		detail = fmt.Sprintf("%s answered NXDOMAIN for %s", a.Server, strings.Fields(a.Query)[0])
 	case outcomeNoData:
-		cause, de.Err, de.IsNotFound = "dns.no-address", "no such host", true
+		cause, de.Err, de.IsNotFound = verdict.CodeDNSNoAddress, "no such host", true
 		detail = fmt.Sprintf("%s knows the name but has no record for %s", a.Server, a.Query)
 	case outcomeServFail, outcomeLame:
-		cause, de.Err, de.IsTemporary = "dns.servfail", "server misbehaving", true
+		cause, de.Err, de.IsTemporary = verdict.CodeDNSServFail, "server misbehaving", true
 		if a.Err != "" {
 			de.Err = a.Err
 		}
 		detail = fmt.Sprintf("%s answered %s for %s", a.Server, orDash(a.Rcode, a.Outcome), a.Query)
 	case outcomeTimeout:
-		cause, de.Err, de.IsTimeout, de.IsTemporary = "dns.timeout", a.Err, true, true
+		cause, de.Err, de.IsTimeout, de.IsTemporary = verdict.CodeDNSTimeout, a.Err, true, true
 		detail = fmt.Sprintf("no answer from %s for %s", a.Server, a.Query)
 	default:
-		cause, de.Err, de.IsTemporary = "dns.unreachable", a.Err, true
+		cause, de.Err, de.IsTemporary = verdict.CodeDNSUnreachable, a.Err, true
 		detail = fmt.Sprintf("%s cannot be reached", a.Server)
 	}
 	e := verdict.Wrap(cause, verdict.RoleNone, "", de)
@@ -482,7 +483,7 @@ func (r *Resolver) splitWarning(host string, answers []ResolverAnswer) *verdict.
 	if len(seen) < 2 {
 		return nil
 	}
-	return &verdict.Warning{Code: "dns.split-answer",
+	return &verdict.Warning{Code: verdict.CodeDNSSplitAnswer,
 		Message: fmt.Sprintf("the node's nameservers disagree about %s: %s; which one the runtime asks decides the pull", host, strings.Join(parts, "; "))}
 }
 
@@ -540,7 +541,7 @@ func (r *Resolver) privateZone(host, qname string, cnames []string, addrs []neti
 			return nil
 		}
 	}
-	return verdict.Errorf("dns.private-zone", verdict.RoleNone, "",
+	return verdict.Errorf(verdict.CodeDNSPrivateZone, verdict.RoleNone, "",
 		"%s resolves through %s to public address %s: the private zone is not visible to the node's resolver", host, via, joinAddrs(addrs))
 }
 

@@ -86,15 +86,15 @@ func ClassifyDialError(err error) string {
 	case err == nil:
 		return ""
 	case isProxy(err):
-		return "route.proxy"
+		return verdict.CodeRouteProxy
 	case isTimeout(err):
-		return "route.timeout"
+		return verdict.CodeRouteTimeout
 	case isRefused(err):
-		return "route.refused"
+		return verdict.CodeRouteRefused
 	case isUnreachable(err):
-		return "route.unreachable"
+		return verdict.CodeRouteUnreachable
 	case isReset(err):
-		return "route.reset"
+		return verdict.CodeRouteReset
 	}
 	return "unknown"
 }

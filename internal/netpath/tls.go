@@ -62,7 +62,7 @@ func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Co
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	if raw == nil {
-		res.Err = verdict.Errorf("tls.handshake", verdict.RoleNone, "", "no connection to run the handshake on")
+		res.Err = verdict.Errorf(verdict.CodeTLSHandshake, verdict.RoleNone, "", "no connection to run the handshake on")
 		return res
 	}
 	if timeout <= 0 {
@@ -77,7 +77,7 @@ func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Co
 	}
 	skip := c.InsecureSkipVerify
 	if !skip && c.ServerName == "" {
-		res.Err = verdict.Wrap("tls.handshake", verdict.RoleNone, "", errors.New("tls: either ServerName or InsecureSkipVerify must be specified in the tls.Config"))
+		res.Err = verdict.Wrap(verdict.CodeTLSHandshake, verdict.RoleNone, "", errors.New("tls: either ServerName or InsecureSkipVerify must be specified in the tls.Config"))
 		raw.Close()
 		return res
 	}
@@ -106,13 +106,13 @@ func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Co
 	err := conn.HandshakeContext(ctx)
 	res.Chain = certInfos(presented)
 	if skip {
-		res.Warnings = append(res.Warnings, verdict.Warning{Code: "tls.skip-verify",
+		res.Warnings = append(res.Warnings, verdict.Warning{Code: verdict.CodeTLSSkipVerify,
 			Message: fmt.Sprintf("the certificate of %s is not verified (skip_verify): any certificate is accepted, an interceptor's too", c.ServerName)})
 	}
 	if err != nil {
 		conn.Close()
 		res.Err = verdict.Wrap(ClassifyTLSError(err), verdict.RoleNone, "", err)
-		if res.Err.Cause == "tls.timeout" {
+		if res.Err.Cause == verdict.CodeTLSTimeout {
 			res.Err.Detail = fmt.Sprintf("no TLS answer within %s", timeout)
 		}
 		return res
@@ -128,7 +128,7 @@ func Handshake(ctx context.Context, raw net.Conn, serverName string, cfg *tls.Co
 		}
 		leaf := presented[0]
 		if left := leaf.NotAfter.Sub(now); left < ExpiryWarning {
-			res.Warnings = append(res.Warnings, verdict.Warning{Code: "tls.expiring",
+			res.Warnings = append(res.Warnings, verdict.Warning{Code: verdict.CodeTLSExpiring,
 				Message: fmt.Sprintf("the certificate of %s expires %s (in %s)", c.ServerName, leaf.NotAfter.UTC().Format(time.RFC3339), left.Round(time.Hour))})
 		}
 	}
@@ -188,17 +188,17 @@ func ClassifyTLSError(err error) string {
 	case err == nil:
 		return ""
 	case isExpired(err):
-		return "tls.expired"
+		return verdict.CodeTLSExpired
 	case isHostnameMismatch(err):
-		return "tls.name"
+		return verdict.CodeTLSName
 	case isUnknownAuthority(err):
-		return "tls.untrusted"
+		return verdict.CodeTLSUntrusted
 	case isPlainHTTP(err):
-		return "tls.plain-http"
+		return verdict.CodeTLSPlainHTTP
 	case isTimeout(err):
-		return "tls.timeout"
+		return verdict.CodeTLSTimeout
 	}
-	return "tls.handshake"
+	return verdict.CodeTLSHandshake
 }
 
 // isUnknownAuthority reports a chain that does not lead to a trusted root

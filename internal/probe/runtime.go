@@ -42,17 +42,11 @@ func (e *RuntimeError) Error() string { return e.Text }
 // checks that an image service answers there.
 type RuntimeDialer func(ctx context.Context, socket string) (RuntimeClient, error)
 
-var runtimeDialer RuntimeDialer
-
-// RegisterRuntimeDialer makes RuntimePullFor available; a binary that links
-// a CRI client calls it once, at init.
-func RegisterRuntimeDialer(d RuntimeDialer) { runtimeDialer = d }
-
-// RuntimePullAvailable reports whether this binary links a CRI client.
-func RuntimePullAvailable() bool { return runtimeDialer != nil }
-
 // RuntimeOptions configure RuntimePull.
 type RuntimeOptions struct {
+	// Dialer connects to the runtime; nil in a binary that links no CRI
+	// client, and then the runtime is not asked.
+	Dialer  RuntimeDialer
 	Socket  string // CRI socket; default <root>/run/containerd/containerd.sock
 	Root    string
 	Creds   *registry.Credentials
@@ -83,12 +77,12 @@ func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOpt
 	start := time.Now()
 	defer func() { rp.Millis = time.Since(start).Milliseconds() }()
 
-	if runtimeDialer == nil {
+	if o.Dialer == nil {
 		rp.Error = "this binary links no CRI client"
 		rp.Note = "the runtime could not be asked: the slim node binary has no --runtime-pull; run the full pullpath on the node"
 		return
 	}
-	c, err := runtimeDialer(ctx, o.Socket)
+	c, err := o.Dialer(ctx, o.Socket)
 	if err != nil {
 		rp.Error = err.Error()
 		rp.Note = "the runtime could not be asked: no runtime pull to compare with (is --cri-socket the node's containerd socket, and is it mounted?)"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // maxErrorBody bounds how much of an error body is read.
@@ -91,33 +92,33 @@ func statusCause(e *StatusError, anonymous bool, manifest bool) string {
 	bodyLower := strings.ToLower(e.Body + " " + codesText(e.Codes))
 	switch {
 	case e.Code == http.StatusTooManyRequests || hasCode(e.Codes, "TOOMANYREQUESTS"):
-		return "registry.ratelimit"
+		return verdict.CodeRegistryRatelimit
 	case e.Code >= 500:
-		return "registry.unavailable"
+		return verdict.CodeRegistryUnavailable
 	case e.Code == http.StatusUnauthorized:
 		if ch, ok := Bearer(ParseChallenges(e.Header.Get("WWW-Authenticate"))); ok && ch.Params["error"] == "insufficient_scope" {
-			return "authz.denied"
+			return verdict.CodeAuthzDenied
 		}
 		if hasCode(e.Codes, "DENIED") {
-			return "authz.denied"
+			return verdict.CodeAuthzDenied
 		}
 		if anonymous {
-			return "auth.no-credentials"
+			return verdict.CodeAuthNoCredentials
 		}
-		return "auth.bad-credentials"
+		return verdict.CodeAuthBadCredentials
 	case e.Code == http.StatusForbidden:
 		if strings.Contains(bodyLower, "client with ip") || strings.Contains(bodyLower, "not allowed access") {
-			return "authz.ip-denied"
+			return verdict.CodeAuthzIPDenied
 		}
-		return "authz.denied"
+		return verdict.CodeAuthzDenied
 	case e.Code == http.StatusNotFound:
 		if hasCode(e.Codes, "NAME_UNKNOWN") {
-			return "manifest.name-unknown"
+			return verdict.CodeManifestNameUnknown
 		}
 		if manifest {
-			return "manifest.unknown"
+			return verdict.CodeManifestUnknown
 		}
-		return "transfer.status"
+		return verdict.CodeTransferStatus
 	}
-	return "registry.protocol"
+	return verdict.CodeRegistryProtocol
 }

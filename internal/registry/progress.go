@@ -145,17 +145,17 @@ func (w *watchedBody) run(window, total time.Duration, stalled func(cause string
 			return
 		case <-capC:
 			got := w.n.Load()
-			w.fail(stalled("transfer.stall", got, fmt.Sprintf("was still arriving after %s, the most a manifest, token or error body may take", total)))
+			w.fail(stalled(verdict.CodeTransferStall, got, fmt.Sprintf("was still arriving after %s, the most a manifest, token or error body may take", total)))
 			return
 		case <-tick.C:
 			got := w.n.Load()
 			if got == last || time.Since(time.Unix(0, w.lastByte.Load())) > window/2 {
 				// Silence, not a trickle: the idle timeout's cause.
-				w.fail(stalled("transfer.timeout", got, fmt.Sprintf("went silent: no byte in the last %s", window/2)))
+				w.fail(stalled(verdict.CodeTransferTimeout, got, fmt.Sprintf("went silent: no byte in the last %s", window/2)))
 				return
 			}
 			if got-last < MinProgressBytes {
-				w.fail(stalled("transfer.stall", got, fmt.Sprintf("brought %d bytes in %s, below the minimum progress of %d bytes per %s", got-last, window, MinProgressBytes, window)))
+				w.fail(stalled(verdict.CodeTransferStall, got, fmt.Sprintf("brought %d bytes in %s, below the minimum progress of %d bytes per %s", got-last, window, MinProgressBytes, window)))
 				return
 			}
 			last = got
@@ -178,7 +178,7 @@ type SmallMSSClient func() *http.Client
 // stalled the small-MSS download must bring to count as getting through.
 const mtuFollowUp = 1 << 20
 
-// blobMTU is the path-MTU test of a blob download (issue 17) that stalled
+// blobMTU is the path-MTU test of a blob download that stalled
 // after its response began (transfer.timeout or transfer.stall): one fresh
 // GET of the same blob through s.SmallMSS. If it brings the whole blob, or
 // mtuFollowUp bytes more than the default download did, the verdict is
@@ -199,7 +199,7 @@ func (s *Session) manifestMTU(ctx context.Context, d Descriptor, first error, go
 // it) that stalled after got bytes.
 func (s *Session) refetchMTU(ctx context.Context, what string, d Descriptor, u string, first error, got int64) error {
 	ve, ok := verdict.AsError(first)
-	if !ok || s.SmallMSS == nil || (ve.Cause != "transfer.timeout" && ve.Cause != "transfer.stall") {
+	if !ok || s.SmallMSS == nil || (ve.Cause != verdict.CodeTransferTimeout && ve.Cause != verdict.CodeTransferStall) {
 		return first
 	}
 	c := s.SmallMSS()
@@ -217,13 +217,13 @@ func (s *Session) refetchMTU(ctx context.Context, what string, d Descriptor, u s
 	// default one did, and all it was asked for (when the size is known),
 	// before it is called through.
 	if err == nil && n > got && (n >= want || d.Size <= 0) {
-		return &verdict.Error{Layer: verdict.LayerOf("route.mtu"), Cause: "route.mtu", Role: ve.Role, Endpoint: ve.Endpoint, Err: first,
+		return &verdict.Error{Layer: verdict.LayerOf(verdict.CodeRouteMTU), Cause: verdict.CodeRouteMTU, Role: ve.Role, Endpoint: ve.Endpoint, Err: first,
 			Detail: fmt.Sprintf("a %s download stalled after %d bytes with the default MSS; a fresh GET of %s with TCP_MAXSEG %d brought %d bytes in %s", what, got, d.Digest, netpath.SmallMSS, n, took)}
 	}
 	if err == nil {
-		err = verdict.Errorf("transfer.stall", ve.Role, ve.Endpoint, "the body ended after %d of %d bytes", n, want)
+		err = verdict.Errorf(verdict.CodeTransferStall, ve.Role, ve.Endpoint, "the body ended after %d of %d bytes", n, want)
 	}
-	if sv, ok := verdict.AsError(err); !ok || (sv.Cause != "transfer.timeout" && sv.Cause != "transfer.stall" && sv.Cause != "tls.timeout") {
+	if sv, ok := verdict.AsError(err); !ok || (sv.Cause != verdict.CodeTransferTimeout && sv.Cause != verdict.CodeTransferStall && sv.Cause != verdict.CodeTLSTimeout) {
 		return first
 	}
 	out := *ve

@@ -39,12 +39,12 @@ func drip(w http.ResponseWriter, r *http.Request, body string, chunk int, interv
 	}
 }
 
-// TestTrickleStops checks issue 9's minimum-progress rule against a real
-// TLS server on loopback that trickles one byte every 200 ms (five times
-// faster than any idle timer of the session, so only the rule can stop
-// it): the manifest, the token and the blob each end as transfer.stall
-// for the host that trickled, within a generous bound, far from the
-// whole-run deadline.
+// TestTrickleStops checks the minimum-progress rule (a download must keep
+// moving, not merely stay open) against a real TLS server on loopback that
+// trickles one byte every 200 ms (five times faster than any idle timer of
+// the session, so only the rule can stop it): the manifest, the token and
+// the blob each end as transfer.stall for the host that trickled, within a
+// generous bound, far from the whole-run deadline.
 func TestTrickleStops(t *testing.T) {
 	manifest := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[]}` + strings.Repeat(" ", 4096)
 	blob := strings.Repeat("b", 64<<10)

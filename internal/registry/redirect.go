@@ -43,12 +43,12 @@ func CheckRedirect(plainHTTP func(host string) bool, roleOf func(host string) ve
 		body := req.GetBody != nil && req.ContentLength != 0
 		secret := req.Header.Get("Authorization") != "" || req.Header.Get("Cookie") != "" || body
 		if req.URL.Scheme == "http" && secret && (plainHTTP == nil || !plainHTTP(req.URL.Host)) {
-			return verdict.Errorf("transfer.downgrade", role, from,
+			return verdict.Errorf(verdict.CodeTransferDowngrade, role, from,
 				"%s %s redirected to plain http (%s) with the pull's credentials; pullpath refused to send them in cleartext (hosts.toml does not declare %s plain-http)",
 				first.Method, RedactURL(prev.URL.String()), RedactURL(req.URL.String()), req.URL.Host)
 		}
 		if body && req.URL.Hostname() != first.URL.Hostname() {
-			return verdict.Errorf("auth.token", verdict.RoleAuth, Endpoint(first.URL.Scheme, first.URL.Host),
+			return verdict.Errorf(verdict.CodeAuthToken, verdict.RoleAuth, Endpoint(first.URL.Scheme, first.URL.Host),
 				"the token service redirected the credential request to another host (%s); pullpath did not send the credentials there", RedactURL(req.URL.String()))
 		}
 		return nil

@@ -160,7 +160,7 @@ func (s *Session) Challenge() string {
 func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return nil, verdict.Wrap("config.reference", s.Host.Role, s.Host.endpoint(), err)
+		return nil, verdict.Wrap(verdict.CodeConfigReference, s.Host.Role, s.Host.endpoint(), err)
 	}
 	for k, vs := range s.Host.Header {
 		for _, v := range vs {
@@ -270,9 +270,9 @@ func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint strin
 // whole-run deadline (unknown.deadline) or a cancellation.
 func contextError(err error, role verdict.Role, endpoint string) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return verdict.Wrap("unknown.deadline", role, endpoint, fmt.Errorf("the probe's deadline expired while waiting for %s", endpoint))
+		return verdict.Wrap(verdict.CodeUnknownDeadline, role, endpoint, fmt.Errorf("the probe's deadline expired while waiting for %s", endpoint))
 	}
-	return verdict.Wrap("unknown", role, endpoint, fmt.Errorf("the probe was cancelled while waiting for %s: %w", endpoint, err))
+	return verdict.Wrap(verdict.CodeUnknown, role, endpoint, fmt.Errorf("the probe was cancelled while waiting for %s: %w", endpoint, err))
 }
 
 // transportError classifies an error from http.Client.Do. Dial, DNS and TLS
@@ -291,21 +291,21 @@ func transportError(err error, role verdict.Role, endpoint string, inBody bool) 
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "stopped after") && strings.Contains(msg, "redirects"):
-		return verdict.Wrap("transfer.redirect", role, endpoint, RedactError(err))
+		return verdict.Wrap(verdict.CodeTransferRedirect, role, endpoint, RedactError(err))
 	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
-		return verdict.Wrap("tls.plain-http", role, endpoint, RedactError(err))
+		return verdict.Wrap(verdict.CodeTLSPlainHTTP, role, endpoint, RedactError(err))
 	case isNetTimeout(err):
 		if role == verdict.RoleBlob || inBody {
-			return verdict.Wrap("transfer.timeout", role, endpoint, RedactError(err))
+			return verdict.Wrap(verdict.CodeTransferTimeout, role, endpoint, RedactError(err))
 		}
-		return verdict.Wrap("registry.unavailable", role, endpoint, fmt.Errorf("no response in time: %w", RedactError(err)))
+		return verdict.Wrap(verdict.CodeRegistryUnavailable, role, endpoint, fmt.Errorf("no response in time: %w", RedactError(err)))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"):
 		if role == verdict.RoleBlob || inBody {
-			return verdict.Wrap("transfer.reset", role, endpoint, RedactError(err))
+			return verdict.Wrap(verdict.CodeTransferReset, role, endpoint, RedactError(err))
 		}
-		return verdict.Wrap("route.reset", role, endpoint, RedactError(err))
+		return verdict.Wrap(verdict.CodeRouteReset, role, endpoint, RedactError(err))
 	}
-	return verdict.Wrap("registry.protocol", role, endpoint, RedactError(err))
+	return verdict.Wrap(verdict.CodeRegistryProtocol, role, endpoint, RedactError(err))
 }
 
 func isNetTimeout(err error) bool {
@@ -343,8 +343,8 @@ func (s *Session) statusError(resp *http.Response, role verdict.Role, endpoint s
 		role = verdict.RoleBlob
 		endpoint = Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host)
 	}
-	if role == verdict.RoleBlob && (cause == "authz.denied" || cause == "auth.no-credentials" || cause == "auth.bad-credentials") {
-		cause = "transfer.status"
+	if role == verdict.RoleBlob && (cause == verdict.CodeAuthzDenied || cause == verdict.CodeAuthNoCredentials || cause == verdict.CodeAuthBadCredentials) {
+		cause = verdict.CodeTransferStatus
 	}
 	return verdict.Wrap(cause, role, endpoint, se)
 }
@@ -404,10 +404,10 @@ func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, err
 			return d, ve
 		}
 		if err != nil {
-			return d, verdict.Wrap("registry.protocol", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), err)
+			return d, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), err)
 		}
 		if len(data) > maxManifest {
-			return d, verdict.Errorf("manifest.invalid", verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), "manifest larger than %d bytes", maxManifest)
+			return d, verdict.Errorf(verdict.CodeManifestInvalid, verdict.RoleRegistry, Endpoint(resp.Request.URL.Scheme, resp.Request.URL.Host), "manifest larger than %d bytes", maxManifest)
 		}
 		if d.Digest == "" {
 			d.Digest = digest.FromBytes(data)
@@ -432,11 +432,11 @@ func (s *Session) Manifest(ctx context.Context, d Descriptor) ([]byte, string, e
 		return nil, "", s.manifestMTU(ctx, d, transportError(err, s.Host.Role, s.Host.endpoint(), true), int64(len(data)))
 	}
 	if len(data) > maxManifest {
-		return nil, "", verdict.Errorf("manifest.invalid", s.Host.Role, s.Host.endpoint(), "manifest %s larger than %d bytes", d.Digest, maxManifest)
+		return nil, "", verdict.Errorf(verdict.CodeManifestInvalid, s.Host.Role, s.Host.endpoint(), "manifest %s larger than %d bytes", d.Digest, maxManifest)
 	}
 	if d.Digest != "" && d.Digest.Validate() == nil {
 		if got := d.Digest.Algorithm().FromBytes(data); got != d.Digest {
-			return nil, "", verdict.Errorf("transfer.digest", s.Host.Role, s.Host.endpoint(), "manifest %s: got digest %s", d.Digest, got)
+			return nil, "", verdict.Errorf(verdict.CodeTransferDigest, s.Host.Role, s.Host.endpoint(), "manifest %s: got digest %s", d.Digest, got)
 		}
 	}
 	mt := resp.Header.Get("Content-Type")
@@ -504,13 +504,13 @@ func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progres
 	defer resp.Body.Close()
 	if headOnly {
 		if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil && d.Size > 0 && n != d.Size {
-			return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: HEAD says %d bytes, manifest says %d", d.Digest, n, d.Size)
+			return res, verdict.Errorf(verdict.CodeTransferSize, servedRole, servedEP, "blob %s: HEAD says %d bytes, manifest says %d", d.Digest, n, d.Size)
 		}
 		res.Duration = time.Since(start)
 		return res, nil
 	}
 	if err := d.Digest.Validate(); err != nil {
-		return res, verdict.Wrap("manifest.invalid", s.Host.Role, s.Host.endpoint(), err)
+		return res, verdict.Wrap(verdict.CodeManifestInvalid, s.Host.Role, s.Host.endpoint(), err)
 	}
 	var h hash.Hash
 	if d.Digest.Algorithm() == digest.SHA256 {
@@ -532,10 +532,10 @@ func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progres
 		return res, s.blobMTU(ctx, d, transportError(err, servedRole, servedEP, true), n)
 	}
 	if d.Size > 0 && n != d.Size {
-		return res, verdict.Errorf("transfer.size", servedRole, servedEP, "blob %s: got %d bytes, want %d", d.Digest, n, d.Size)
+		return res, verdict.Errorf(verdict.CodeTransferSize, servedRole, servedEP, "blob %s: got %d bytes, want %d", d.Digest, n, d.Size)
 	}
 	if got := digest.NewDigestFromBytes(d.Digest.Algorithm(), h.Sum(nil)); got != d.Digest {
-		return res, verdict.Errorf("transfer.digest", servedRole, servedEP, "blob %s: content has digest %s", d.Digest, got)
+		return res, verdict.Errorf(verdict.CodeTransferDigest, servedRole, servedEP, "blob %s: content has digest %s", d.Digest, got)
 	}
 	res.Verified = true
 	return res, nil

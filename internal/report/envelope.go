@@ -14,7 +14,7 @@ import (
 )
 
 // APIVersion is the apiVersion of every document pullpath prints
-// (CONTRACT.md, JSON and YAML conventions).
+// (docs/contract.md, JSON and YAML conventions).
 const APIVersion = "pullpath.dev/v1alpha1"
 
 // The kinds of document, one per command.

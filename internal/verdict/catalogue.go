@@ -10,15 +10,30 @@ import (
 // texts, {endpoint} is replaced by the failing host:port (or "the endpoint")
 // and {role} by the role phrase ("the registry API host", "the token service",
 // "the blob host", "the mirror").
+//
+// A warning (Kind KindWarning) is in the same catalogue: something that
+// works today but will break or mislead later. It never makes a verdict;
+// its layer is the step it concerns and its owner who acts on it.
 type Cause struct {
 	Code    string
+	Kind    Kind
 	Layer   Layer
 	Owner   Owner
 	Summary string
 	Next    []string
 }
 
-// Sentences shared by many causes: R7's rule and R4's "where to look".
+// Kind tells a cause from a warning in the catalogue.
+type Kind string
+
+// The kinds of catalogue entries. The zero Kind is a cause.
+const (
+	KindCause   Kind = ""
+	KindWarning Kind = "warning"
+)
+
+// Sentences shared by many causes: credentials never fix a network, DNS or TLS
+// failure, and the evidence that counts is the node's, not a pod's or a laptop's.
 const (
 	credsIrrelevant = "Credentials are irrelevant to this failure: an imagePullSecret installs no route, changes no resolver and makes no certificate trusted."
 	nodeView        = "Test from the node itself (its network namespace, /etc/resolv.conf, /etc/hosts, /etc/containerd/certs.d and trust store), e.g. `pullpath probe` on the node or `pullpath diagnose --probe`; a pod or a laptop proves nothing about the pull."
@@ -245,17 +260,26 @@ func init() {
 	)
 }
 
-// Lookup returns the catalogue entry of a cause code.
+// Lookup returns the catalogue entry of a cause or warning code.
 func Lookup(code string) (Cause, bool) {
 	c, ok := catalogue[code]
 	return c, ok
 }
 
-// Causes returns every registered cause, sorted by layer rank then code.
-func Causes() []Cause {
+// Causes returns every registered cause (not the warnings), sorted by
+// layer rank then code.
+func Causes() []Cause { return entries(KindCause) }
+
+// Warnings returns every registered warning code, sorted by layer rank
+// then code.
+func Warnings() []Cause { return entries(KindWarning) }
+
+func entries(k Kind) []Cause {
 	out := make([]Cause, 0, len(catalogue))
 	for _, c := range catalogue {
-		out = append(out, c)
+		if c.Kind == k {
+			out = append(out, c)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Layer.Rank() != out[j].Layer.Rank() {

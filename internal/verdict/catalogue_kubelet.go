@@ -1,6 +1,6 @@
 package verdict
 
-// The kubelet credential provider causes (issue 14): the node's own
+// The kubelet credential provider causes: the node's own
 // identity, obtained by running the provider named in the kubelet's
 // --image-credential-provider-config the way the kubelet does. They live in
 // their own file so the main catalogue stays as it is. When a provider

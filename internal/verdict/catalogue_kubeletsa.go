@@ -1,6 +1,6 @@
 package verdict
 
-// The KEP-4412 cause of issue 14: a kubelet credential provider that takes
+// The KEP-4412 cause: a kubelet credential provider that takes
 // the pod's service-account token (tokenAttributes in its config).
 func init() {
 	register(

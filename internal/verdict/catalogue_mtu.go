@@ -1,6 +1,6 @@
 package verdict
 
-// The path-MTU and minimum-progress causes (issues 17 and 9). They live in
+// The path-MTU and minimum-progress causes. They live in
 // their own file so the main catalogue stays as it is.
 //
 // route.mtu is one cause for every step where a path-MTU black hole shows

@@ -9,7 +9,7 @@ import (
 // Layer is the step of the pull path that failed, in pull order.
 type Layer string
 
-// The layers, in pull order (see CONTRACT.md).
+// The layers, in pull order (docs/contract.md).
 const (
 	LayerNone     Layer = "none"
 	LayerConfig   Layer = "config"

@@ -8,16 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/pullpath/pullpath/internal/cli"
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
 )
 
 // TestServiceAccountTokensHook: the full binary's `probe --service-account`
 // gets its token from the API server of KUBECONFIG's current context.
 func TestServiceAccountTokensHook(t *testing.T) {
-	if cli.ServiceAccountTokens == nil {
-		t.Fatal("clustercmd did not set cli.ServiceAccountTokens")
-	}
 	srv := clustertest.Start(t)
 	ctx := context.Background()
 	t.Setenv("KUBECONFIG", srv.Kubeconfig)
@@ -25,14 +21,14 @@ func TestServiceAccountTokensHook(t *testing.T) {
 		Annotations: map[string]string{"lab.test/client-id": "c-1"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sa, err := cli.ServiceAccountTokens(ctx, "default", "puller", "lab-audience")
+	sa, err := ServiceAccountTokens(ctx, "default", "puller", "lab-audience")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(sa.Token, ".") != 2 || sa.Audience != "lab-audience" || sa.Annotations["lab.test/client-id"] != "c-1" {
 		t.Errorf("ServiceAccountTokens = audience %q, annotations %v, a JWT: %v", sa.Audience, sa.Annotations, strings.Count(sa.Token, ".") == 2)
 	}
-	if _, err := cli.ServiceAccountTokens(ctx, "default", "nobody", "lab-audience"); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := ServiceAccountTokens(ctx, "default", "nobody", "lab-audience"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("missing service account: %v, want not found", err)
 	}
 }

@@ -1,10 +1,7 @@
 // Package criruntime gives the probe the node runtime's CRI image service
-// (probe --runtime-pull). Importing it registers the dialer:
-//
-//	import _ "github.com/pullpath/pullpath/internal/probe/criruntime"
-//
-// The full pullpath imports it; the slim node binary does not, and so links
-// no gRPC and no CRI API, which are a fifth of its start-up time.
+// (probe --runtime-pull): the full pullpath passes Dial to cli.RunWith as
+// its Features.RuntimeDialer. The slim node binary does not import it, and
+// so links no gRPC and no CRI API, which are a fifth of its start-up time.
 package criruntime
 
 import (
@@ -15,8 +12,6 @@ import (
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/registry"
 )
-
-func init() { probe.RegisterRuntimeDialer(Dial) }
 
 // Dial connects to the CRI socket; see cri.Dial.
 func Dial(ctx context.Context, socket string) (probe.RuntimeClient, error) {
