@@ -42,6 +42,9 @@ type Report struct {
 	// CredentialProvider is the kubelet's credential provider run for the
 	// image (probe --as-kubelet).
 	CredentialProvider *CredentialProvider `json:"credential_provider,omitempty"`
+	// CompareNode holds the hosts resolved by the node's resolver and by
+	// the pod's own (probe --compare-node, run in a pod with --root).
+	CompareNode []ResolverComparison `json:"compare_node,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.
