@@ -41,6 +41,10 @@ type NodeSpec struct {
 	// hostPath volume of a pod on the node sees); the target must exist on
 	// this machine, and nothing of the machine changes.
 	RootBinds []string
+	// ClusterDNS, when set, is the kubelet's clusterDNS (cluster domain
+	// cluster.local): the nameserver of its ClusterFirst pods
+	// (ServeClusterDNS). Unset, such pods get the node's resolver.
+	ClusterDNS []netip.Addr
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -299,10 +303,10 @@ func cniConflist(index int, ipamDir string) string {
     "bridge": "cni0",
     "isGateway": true,
     "ipMasq": false,
-    "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.%d.0/24"}]], "dataDir": %q}
+    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
   }]
 }
-`, index, ipamDir)
+`, PodSubnet(index), ipamDir)
 }
 
 func kubeletConfig(nd *Node, socket string) string {
@@ -344,7 +348,20 @@ evictionHard: {"memory.available": "50Mi", "nodefs.available": "1%%", "imagefs.a
 rotateCertificates: false
 serverTLSBootstrap: false
 nodeStatusUpdateFrequency: 10s
-%[6]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl)
+%[6]s%[7]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl, clusterDNS(nd.Spec.ClusterDNS))
+}
+
+// clusterDNS is the kubelet's clusterDomain and clusterDNS, or "".
+func clusterDNS(servers []netip.Addr) string {
+	if len(servers) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("clusterDomain: cluster.local\nclusterDNS:\n")
+	for _, s := range servers {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
+	return b.String()
 }
 
 // cgroupMounts lists the cgroup hierarchies of this machine: each v1
