@@ -204,6 +204,7 @@ func TestProbeCompareNode(t *testing.T) {
 		t.Errorf("compare_node[0] = %+v, want the node failing and the pod answering", c)
 	}
 	code, out, _ = runCLI(t, "", args...)
+	t.Logf("probe --compare-node (text):\n%s", out)
 	if code != ExitFailure || !strings.Contains(out, "resolvers: node (--root) vs this pod") || !strings.Contains(out, "≠ "+c.Host) || !strings.Contains(out, c.Pod.Addrs[0]) {
 		t.Errorf("text (exit %d):\n%s", code, out)
 	}
