@@ -455,12 +455,16 @@ func stepSide(ep *probe.Endpoint, name string) PathSide {
 	if st.Detail != "" {
 		text += ": " + st.Detail
 	}
-	if name == "route" && st.Status == probe.StatusOK {
-		// "host -> 198.18.10.10" and the interface: what the path takes.
+	switch {
+	case name == "route" && st.Status == probe.StatusOK:
+		// "host -> 198.18.10.10" and the interface: what the path takes
+		// (not the local port, which differs on every run).
 		text = strings.TrimPrefix(st.Target, ep.Host+" -> ")
-		if st.Detail != "" {
-			text += " " + st.Detail
+		if d, _, _ := strings.Cut(st.Detail, "from "); strings.TrimSpace(d) != "" {
+			text += " " + strings.TrimSpace(d)
 		}
+	case name == "tls" && st.Status == probe.StatusOK && st.Detail != "":
+		text = st.Detail
 	}
 	s := PathSide{Status: string(st.Status), Text: text, Cause: st.Cause}
 	s.key = string(st.Status) + " " + st.Cause

@@ -2,13 +2,17 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
 	"github.com/pullpath/pullpath/internal/probe"
 )
 
@@ -150,4 +154,40 @@ func TestPodViewJob(t *testing.T) {
 	if nj := ProbeJob(ProbeTarget{Node: "n1"}, "reg.example/app:1", "shop", po, ""); nj.Labels[LabelView] != ViewNode {
 		t.Errorf("node probe labels %v", nj.Labels)
 	}
+}
+
+// TestComparePathsOnLabProbes compares two real probe runs against the
+// loopback lab, one image: the "node" reads a root whose resolv.conf names
+// a nameserver where nothing listens, the "pod" the lab DNS. The paths part
+// at dns, the node fails there, the pod pulls.
+func TestComparePathsOnLabProbes(t *testing.T) {
+	l := labtest.New(t, lab.Options{})
+	pod := labtest.Scenario(t, l, "healthy")
+	node := labtest.Scenario(t, l, "dns-resolver-down")
+	run := func(root string) *ProbeResult {
+		rep, err := probe.Run(context.Background(), pod.Image, probe.Options{Root: root, Platform: pod.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &ProbeResult{Status: ProbeDone, Report: rep, Verdict: rep.Verdict}
+	}
+	nr, pr := run(node.Root), run(pod.Root)
+	pv := &PodView{ProbeResult: *pr}
+	ComparePaths(nr, pv)
+	if pv.Divergence != DivergenceNodeFails || pv.PartingHop != HopDNS {
+		t.Fatalf("divergence %s parting %q, want node-fails at dns; hops %+v", pv.Divergence, pv.PartingHop, pv.Hops)
+	}
+	h := pv.hop(HopDNS)
+	if h.Node.Status != "failed" || h.Pod.Status != "ok" || !strings.Contains(h.Pod.Text, l.Addrs.Registry.String()) {
+		t.Errorf("dns hop %+v", h)
+	}
+	for _, name := range []string{HopToken, HopBlob} {
+		if h := pv.hop(name); h.Pod.Status != "ok" || h.Node.Status != "skipped" {
+			t.Errorf("%s hop %+v: want the pod's host reached, the node's not", name, h)
+		}
+	}
+	nr.PodView = pv
+	var b bytes.Buffer
+	writePodView(&b, &Node{Name: "node", Pool: "lab", Probe: nr}, pv)
+	t.Logf("real probes, loopback lab:\n%s", b.String())
 }
