@@ -199,7 +199,7 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	if err := writeFile(filepath.Join(cd, "config.toml"), []byte(containerdConfig(cd, cni, f.SandboxImage))); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(cni, "10-nodelab.conflist"), []byte(cniConflist(s.Index, filepath.Join(dir, "cni-ipam")))); err != nil {
+	if err := writeFile(filepath.Join(cni, "10-nodelab.conflist"), []byte(cniConflist(s.Index, filepath.Join(dir, "cni-ipam"), len(s.ClusterDNS) > 0))); err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubelet.kubeconfig")
@@ -293,8 +293,10 @@ func containerdConfig(dir, cniDir, sandbox string) string {
 
 // cniConflist is a bridge network for the node's pods, 10.244.<index>.0/24,
 // with host-local IPAM keeping its state under ipamDir (not the machine's
-// /var/lib/cni). containerd adds the loopback network itself.
-func cniConflist(index int, ipamDir string) string {
+// /var/lib/cni). containerd adds the loopback network itself. With
+// routed, the pods get a default route through the bridge (a node with a
+// cluster DNS, whose pods leave the node; Net.RoutePods routes them back).
+func cniConflist(index int, ipamDir string, routed bool) string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": "nodelab",
@@ -302,11 +304,12 @@ func cniConflist(index int, ipamDir string) string {
     "type": "bridge",
     "bridge": "cni0",
     "isGateway": true,
+    "isDefaultGateway": %t,
     "ipMasq": false,
     "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
   }]
 }
-`, PodSubnet(index), ipamDir)
+`, routed, PodSubnet(index), ipamDir)
 }
 
 func kubeletConfig(nd *Node, socket string) string {
