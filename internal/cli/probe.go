@@ -26,6 +26,8 @@ type probeOptions struct {
 	passwordStdin bool
 	progress      bool
 	runtimePull   bool
+	compareNode   bool
+	podRoot       string
 	criSocket     string
 	asKubelet     bool
 	sa            saFlags
@@ -77,6 +79,7 @@ nothing about the pull.
 	addOutputFlag(cmd, &o.output, probeFormats)
 	f.BoolVar(&o.noColor, "no-color", false, "never colour the output")
 	f.BoolVar(&o.progress, "progress", true, "show a progress bar on stderr when it is a terminal")
+	f.BoolVar(&o.compareNode, "compare-node", false, "in a pod that sees the node's files under --root: also resolve every host with the pod's own resolver and print both resolvers' answers side by side (no second Job)")
 	f.BoolVar(&o.runtimePull, "runtime-pull", false, "after the probe, ask the node's runtime to pull through CRI (as the kubelet does) and compare; this adds the image to the node's image store")
 	f.StringVar(&o.criSocket, "cri-socket", "", "CRI socket of the node's runtime (default <root>/run/containerd/containerd.sock)")
 	if features.RuntimeDialer == nil {
@@ -86,6 +89,8 @@ nothing about the pull.
 	}
 	f.IntVar(&o.opts.DNSPort, "dns-port", 53, "port of the nameservers in resolv.conf (for labs that cannot bind 53)")
 	_ = f.MarkHidden("dns-port")
+	f.StringVar(&o.podRoot, "compare-pod-root", "/", "with --compare-node, the pod's own files (for labs: a pod reads its own /)")
+	_ = f.MarkHidden("compare-pod-root")
 	f.BoolVar(&o.asKubelet, "as-kubelet", false, "pull with the credentials the kubelet's credential providers give (its --image-credential-provider-config, read under --root), run as the kubelet runs them (default: on when that config exists and no other credentials are given)")
 	f.DurationVar(&o.opts.ProviderTimeout, "credential-provider-timeout", 0, "deadline of one credential provider run (default: the kubelet's, 1m)")
 	_ = f.MarkHidden("credential-provider-timeout")
@@ -126,6 +131,9 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 	stop()
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	if o.compareNode && !rep.Interrupted {
+		probe.CompareNodeResolvers(ctx, rep, image, o.opts.Root, o.podRoot, o.opts.DNSPort, o.opts.Timeout)
 	}
 	if o.runtimePull && !rep.Interrupted {
 		probe.RuntimePullFor(ctx, rep, image, probe.RuntimeOptions{Dialer: o.features.RuntimeDialer, Socket: o.criSocket, Root: o.opts.Root, Creds: o.opts.Creds, Timeout: o.opts.Deadline})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/probe"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -174,5 +175,40 @@ func TestCompletionAndPluginName(t *testing.T) {
 	code := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, []string{"/usr/local/bin/kubectl-pullpath", "--help"})
 	if code != ExitOK || !strings.Contains(out.String(), "kubectl pullpath") {
 		t.Errorf("as kubectl-pullpath: exit %d, help %q", code, out.String())
+	}
+}
+
+// TestProbeCompareNode runs probe --compare-node against the lab: the
+// node's files (--root) name a nameserver where nothing listens, the pod's
+// own (--compare-pod-root, "/" in a real pod) the lab DNS. Both resolvers'
+// answers are printed side by side, in text and JSON, and differ.
+func TestProbeCompareNode(t *testing.T) {
+	l := labtest.New(t, lab.Options{})
+	pod := labtest.Scenario(t, l, "healthy")
+	node := labtest.Scenario(t, l, "dns-resolver-down")
+	args := []string{"probe", pod.Image, "--root", node.Root, "--compare-node", "--compare-pod-root", pod.Root, "--platform", pod.Platform, "--timeout", "2s", "--dns-port", fmt.Sprint(l.DNSPort)}
+	code, out, stderr := runCLI(t, "", append(args, "-o", "json")...)
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want %d (the node cannot resolve); stderr %q", code, ExitFailure, stderr)
+	}
+	validateDoc(t, "ProbeReport", out)
+	var rep probe.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.CompareNode) == 0 {
+		t.Fatalf("no compare_node in %s", out)
+	}
+	c := rep.CompareNode[0]
+	if !c.Differs || c.Node.Cause == "" || c.Pod.Cause != "" || len(c.Pod.Addrs) == 0 || !strings.HasSuffix(c.Pod.Resolv, "etc/resolv.conf") {
+		t.Errorf("compare_node[0] = %+v, want the node failing and the pod answering", c)
+	}
+	code, out, _ = runCLI(t, "", args...)
+	t.Logf("probe --compare-node (text):\n%s", out)
+	if code != ExitFailure || !strings.Contains(out, "resolvers: node (--root) vs this pod") || !strings.Contains(out, "≠ "+c.Host) || !strings.Contains(out, c.Pod.Addrs[0]) {
+		t.Errorf("text (exit %d):\n%s", code, out)
+	}
+	if code, _, stderr := runCLI(t, "", "probe", pod.Image, "--compare-node"); code != ExitUsage || !strings.Contains(stderr, "--root") {
+		t.Errorf("--compare-node without --root: exit %d %q, want a usage error naming --root", code, stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,9 @@ func (o *probeOptions) validate() error {
 	}
 	if err := checkPositiveDuration("timeout", o.opts.Timeout); err != nil {
 		return err
+	}
+	if o.compareNode && (o.opts.Root == "" || filepath.Clean(o.opts.Root) == "/") {
+		return usageErrorf("--compare-node needs --root pointing at the node's files (e.g. --root /host): with --root / both resolvers are the pod's own")
 	}
 	return checkPositiveDuration("deadline", o.opts.Deadline)
 }

@@ -814,6 +814,18 @@ func (a *analysis) conclude() {
 			fmt.Fprintf(&b, " Untested eligible pools: %s.", strings.Join(untested, ", "))
 		}
 	}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Probe == nil || n.Probe.PodView == nil || n.Probe.PodView.Consequence == "" {
+			continue
+		}
+		pv := n.Probe.PodView
+		fmt.Fprintf(&b, " Pod view on %s (pool %s)", n.Name, n.Pool)
+		if pv.PartingHop != "" {
+			fmt.Fprintf(&b, ", parting at %s", pv.PartingHop)
+		}
+		fmt.Fprintf(&b, ": %s", pv.Consequence)
+	}
 	r.Summary = b.String()
 
 	r.Next = append(r.Next, r.Verdict.Next...)

@@ -79,6 +79,10 @@ type ProbeOptions struct {
 	TokenAudience             string
 	ServiceAccount            string
 	ServiceAccountAnnotations map[string]string
+	// PodView runs a second, unprivileged probe Job from an ordinary pod
+	// on every probed node (PodViewJob) and compares the two paths hop by
+	// hop (ComparePaths).
+	PodView bool
 }
 
 func (po *ProbeOptions) defaults() {
@@ -170,7 +174,7 @@ func jobName(runID, node string) string {
 func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecret string) *batchv1.Job {
 	po.defaults()
 	labels := map[string]string{
-		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID,
+		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID, LabelView: ViewNode,
 	}
 	annotations := map[string]string{AnnotationNode: t.Node, AnnotationImage: image}
 	args := []string{"probe", image, "--root", HostRoot, "-o", "json", "--deadline", po.Deadline.String()}
@@ -308,6 +312,9 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 		bg := metav1.DeletePropagationBackground
 		for _, t := range targets {
 			_ = cs.BatchV1().Jobs(namespace).Delete(c, jobName(po.RunID, t.Node), metav1.DeleteOptions{PropagationPolicy: &bg})
+			if po.PodView {
+				_ = cs.BatchV1().Jobs(namespace).Delete(c, podViewJobName(po.RunID, t.Node), metav1.DeleteOptions{PropagationPolicy: &bg})
+			}
 		}
 		_, _ = Cleanup(c, cs, namespace, po.RunID)
 	}()
@@ -325,10 +332,37 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 		created = append(created, job.Name)
 		results[t.Node] = &ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeTimeout}
 	}
+	// The pod-view Jobs, one per node whose probe Job exists.
+	podViews := map[string]*PodView{}
+	for _, t := range targets {
+		if !po.PodView || results[t.Node].Status != ProbeTimeout {
+			continue
+		}
+		job := PodViewJob(t, image, namespace, po, secret)
+		c, cancel := reqCtx(ctx)
+		_, err := cs.BatchV1().Jobs(namespace).Create(c, job, metav1.CreateOptions{})
+		cancel()
+		pv := &PodView{ProbeResult: ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeTimeout}}
+		if err != nil {
+			pv.Status, pv.Error, pv.Verdict = ProbeError, "creating the pod-view job: "+err.Error(), unknownClassifier("")
+		}
+		podViews[t.Node] = pv
+		results[t.Node].PodView = pv
+	}
+	defer func() {
+		for node, pv := range podViews {
+			ComparePaths(results[node], pv)
+		}
+	}()
 	pending := func() int {
 		n := 0
 		for _, r := range results {
 			if r.Status == ProbeTimeout {
+				n++
+			}
+		}
+		for _, pv := range podViews {
+			if pv.Status == ProbeTimeout {
 				n++
 			}
 		}
@@ -346,6 +380,12 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 			for i := range pods.Items {
 				p := &pods.Items[i]
 				r := results[p.Spec.NodeName]
+				if p.Labels[LabelView] == ViewPod {
+					r = nil
+					if pv := podViews[p.Spec.NodeName]; pv != nil {
+						r = &pv.ProbeResult
+					}
+				}
 				if r == nil || r.Status != ProbeTimeout {
 					continue
 				}
@@ -358,7 +398,7 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 		}
 		select {
 		case <-waitCtx.Done():
-			for _, r := range results {
+			timedOut := func(r *ProbeResult) {
 				if r.Status == ProbeTimeout {
 					r.Verdict = unknownClassifier("")
 					r.Error = "the probe did not finish in " + po.Wait.String()
@@ -366,6 +406,12 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 						r.Error += " (no pod was created for its Job: is a job controller running, may pods run in this namespace?)"
 					}
 				}
+			}
+			for _, r := range results {
+				timedOut(r)
+			}
+			for _, pv := range podViews {
+				timedOut(&pv.ProbeResult)
 			}
 			if ctx.Err() != nil {
 				return results, fmt.Errorf("running probes: %w", ctx.Err())

@@ -132,6 +132,11 @@ func WriteText(w io.Writer, r *Report) error {
 			p("\nProbe on %s: %s\n", n.Name, n.Probe.Error)
 		}
 	}
+	for _, n := range r.Nodes {
+		if n.Probe != nil && n.Probe.PodView != nil {
+			writePodView(bw, &n, n.Probe.PodView)
+		}
+	}
 
 	cacheOnly := 0
 	for _, rp := range r.Replicas {
@@ -254,4 +259,54 @@ func textNodes(r *Report) ([]Node, int) {
 		}
 	}
 	return out, len(r.Nodes) - len(out)
+}
+
+// writePodView renders the node's path and the pod's side by side, the
+// parting hop marked.
+func writePodView(w io.Writer, n *Node, pv *PodView) {
+	fmt.Fprintf(w, "\nPod view vs node on %s (pool %s): %s", n.Name, n.Pool, pv.Divergence)
+	if pv.PartingHop != "" {
+		fmt.Fprintf(w, ", parting hop %s", pv.PartingHop)
+	}
+	fmt.Fprintln(w)
+	if len(pv.Hops) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  HOP\tNODE (runtime's path)\tPOD (ordinary pod)\t")
+		for _, h := range pv.Hops {
+			mark := ""
+			switch {
+			case h.Name == pv.PartingHop:
+				mark = "◀ parting hop"
+			case h.Differs:
+				mark = "differs"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", h.Name, sideText(h.Node), sideText(h.Pod), mark)
+		}
+		tw.Flush()
+	}
+	if pv.Error != "" {
+		fmt.Fprintf(w, "  pod-view probe: %s\n", pv.Error)
+	}
+	fmt.Fprintf(w, "  %s\n", pv.Consequence)
+}
+
+// sideText is one side of a hop for the text table.
+func sideText(s PathSide) string {
+	mark := "✔"
+	switch s.Status {
+	case "failed":
+		mark = "✘"
+	case "skipped", "none":
+		mark = "-"
+	case "warning":
+		mark = "!"
+	}
+	return mark + " " + truncate(s.Text, 60)
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

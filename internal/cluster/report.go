@@ -223,6 +223,9 @@ type ProbeResult struct {
 	// SameRegistry is true when the probe image comes from the registry of
 	// the diagnosed image: a failure to pull it is then direct evidence.
 	SameRegistry bool `json:"same_registry,omitempty"`
+	// PodView is the pod-view probe on the same node and its path beside
+	// this one (diagnose --probe --pod-view); nil when it did not run.
+	PodView *PodView `json:"pod_view,omitempty"`
 }
 
 // Identity is what the pull identity looks like, without secrets.

@@ -61,20 +61,10 @@ func TestMonitorOnRealNodes(t *testing.T) {
 	if _, err := os.Stat(nodelab.PrometheusBin); err != nil {
 		t.Skipf("the monitor tier needs %s (apt-get install prometheus; .ci/run installs it): %v", nodelab.PrometheusBin, err)
 	}
-	before := nodelab.Snapshot(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	specs := []nodelab.NodeSpec{systemNode, poolA0, poolB0}
-	var names []string
-	for _, s := range specs {
-		names = append(names, s.Name)
-	}
-	w := startWorld(t, ctx, names)
-	t.Cleanup(func() {
-		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
-			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
-		}
-	})
+	w := startWorldFor(t, ctx, specs)
 	var targets []string
 	instance := map[string]string{} // scrape instance → node
 	for _, s := range specs {

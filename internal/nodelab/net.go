@@ -97,7 +97,7 @@ func NewNet(ctx context.Context) (n *Net, err error) {
 		addrs  []netip.Addr
 	}{
 		{&n.Registry, "registry", RegistrySubnet, []netip.Addr{Registry, Auth, Blob, Mirror, Dead}},
-		{&n.DNS, "dns", DNSSubnet, []netip.Addr{DNS, DNS2, DeadDNS, PublicDNS}},
+		{&n.DNS, "dns", DNSSubnet, []netip.Addr{DNS, DNS2, DeadDNS, PublicDNS, ClusterDNSAddr}},
 		{&n.Control, "control", ControlSubnet, []netip.Addr{APIServer}},
 		{&n.MCR, "mcr", MCRSubnet, []netip.Addr{MCR}},
 	} {

@@ -41,6 +41,10 @@ type NodeSpec struct {
 	// hostPath volume of a pod on the node sees); the target must exist on
 	// this machine, and nothing of the machine changes.
 	RootBinds []string
+	// ClusterDNS, when set, is the kubelet's clusterDNS (cluster domain
+	// cluster.local): the nameserver of its ClusterFirst pods
+	// (ServeClusterDNS). Unset, such pods get the node's resolver.
+	ClusterDNS []netip.Addr
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -195,7 +199,7 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	if err := writeFile(filepath.Join(cd, "config.toml"), []byte(containerdConfig(cd, cni, f.SandboxImage))); err != nil {
 		return nil, err
 	}
-	if err := writeFile(filepath.Join(cni, "10-nodelab.conflist"), []byte(cniConflist(s.Index, filepath.Join(dir, "cni-ipam")))); err != nil {
+	if err := writeFile(filepath.Join(cni, "10-nodelab.conflist"), []byte(cniConflist(s.Index, filepath.Join(dir, "cni-ipam"), len(s.ClusterDNS) > 0))); err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubelet.kubeconfig")
@@ -289,8 +293,10 @@ func containerdConfig(dir, cniDir, sandbox string) string {
 
 // cniConflist is a bridge network for the node's pods, 10.244.<index>.0/24,
 // with host-local IPAM keeping its state under ipamDir (not the machine's
-// /var/lib/cni). containerd adds the loopback network itself.
-func cniConflist(index int, ipamDir string) string {
+// /var/lib/cni). containerd adds the loopback network itself. With
+// routed, the pods get a default route through the bridge (a node with a
+// cluster DNS, whose pods leave the node; Net.RoutePods routes them back).
+func cniConflist(index int, ipamDir string, routed bool) string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": "nodelab",
@@ -298,11 +304,12 @@ func cniConflist(index int, ipamDir string) string {
     "type": "bridge",
     "bridge": "cni0",
     "isGateway": true,
+    "isDefaultGateway": %t,
     "ipMasq": false,
-    "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.%d.0/24"}]], "dataDir": %q}
+    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
   }]
 }
-`, index, ipamDir)
+`, routed, PodSubnet(index), ipamDir)
 }
 
 func kubeletConfig(nd *Node, socket string) string {
@@ -344,7 +351,20 @@ evictionHard: {"memory.available": "50Mi", "nodefs.available": "1%%", "imagefs.a
 rotateCertificates: false
 serverTLSBootstrap: false
 nodeStatusUpdateFrequency: 10s
-%[6]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl)
+%[6]s%[7]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl, clusterDNS(nd.Spec.ClusterDNS))
+}
+
+// clusterDNS is the kubelet's clusterDomain and clusterDNS, or "".
+func clusterDNS(servers []netip.Addr) string {
+	if len(servers) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("clusterDomain: cluster.local\nclusterDNS:\n")
+	for _, s := range servers {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
+	return b.String()
 }
 
 // cgroupMounts lists the cgroup hierarchies of this machine: each v1

@@ -22,8 +22,17 @@ type PublicView struct {
 
 // ServePublicView starts the public view. Close stops it.
 func (n *Net) ServePublicView() (*PublicView, error) {
-	addr := netip.AddrPortFrom(PublicDNS, 53).String()
-	pv := &PublicView{}
+	servers, err := n.serveDNS(netip.AddrPortFrom(PublicDNS, 53), dns.HandlerFunc(nxdomain))
+	if err != nil {
+		return nil, err
+	}
+	return &PublicView{servers: servers}, nil
+}
+
+// serveDNS serves h on addr over UDP and TCP, inside the namespace that
+// holds the address, and returns once both servers run.
+func (n *Net) serveDNS(ap netip.AddrPort, h dns.Handler) ([]*dns.Server, error) {
+	addr := ap.String()
 	pc, err := n.ListenPacket("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s udp: %w", addr, err)
@@ -33,7 +42,13 @@ func (n *Net) ServePublicView() (*PublicView, error) {
 		_ = pc.Close()
 		return nil, fmt.Errorf("listening on %s tcp: %w", addr, err)
 	}
-	h := dns.HandlerFunc(nxdomain)
+	var servers []*dns.Server
+	fail := func(err error) ([]*dns.Server, error) {
+		shutdown(servers)
+		_ = pc.Close()
+		_ = ln.Close()
+		return nil, err
+	}
 	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: ln, Handler: h, ReadTimeout: 5 * time.Second}} {
 		started := make(chan struct{})
 		srv.NotifyStartedFunc = func() { close(started) }
@@ -41,20 +56,14 @@ func (n *Net) ServePublicView() (*PublicView, error) {
 		go func() { done <- srv.ActivateAndServe() }()
 		select {
 		case <-started:
-			pv.servers = append(pv.servers, srv)
+			servers = append(servers, srv)
 		case err := <-done:
-			pv.Close()
-			_ = pc.Close()
-			_ = ln.Close()
-			return nil, fmt.Errorf("serving DNS on %s: %w", addr, err)
+			return fail(fmt.Errorf("serving DNS on %s: %w", addr, err))
 		case <-time.After(10 * time.Second):
-			pv.Close()
-			_ = pc.Close()
-			_ = ln.Close()
-			return nil, fmt.Errorf("serving DNS on %s: not started after 10s", addr)
+			return fail(fmt.Errorf("serving DNS on %s: not started after 10s", addr))
 		}
 	}
-	return pv, nil
+	return servers, nil
 }
 
 // nxdomain answers every question with NXDOMAIN: the public view knows no
@@ -68,9 +77,11 @@ func nxdomain(w dns.ResponseWriter, req *dns.Msg) {
 }
 
 // Close stops the servers.
-func (pv *PublicView) Close() error {
+func (pv *PublicView) Close() error { return shutdown(pv.servers) }
+
+func shutdown(servers []*dns.Server) error {
 	var errs []error
-	for _, s := range pv.servers {
+	for _, s := range servers {
 		if err := s.Shutdown(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}

@@ -39,19 +39,22 @@ const (
 
 // world is one running tier: network, registries, control plane, nodes.
 type world struct {
-	t      *testing.T
-	net    *nodelab.Net
-	lab    *lab.Lab
-	cp     *nodelab.ControlPlane
-	cs     kubernetes.Interface
-	bin    string // tools/kube binaries
-	tools  string // pullpath, probe and pause binaries
-	files  nodelab.NodeFiles
-	nodes  map[string]*nodelab.Node
-	image  string
-	pause  v1.Image // the sandbox image MCR serves, for ImportImage
-	events []recorded
-	start  time.Time
+	t     *testing.T
+	net   *nodelab.Net
+	lab   *lab.Lab
+	cp    *nodelab.ControlPlane
+	cs    kubernetes.Interface
+	bin   string // tools/kube binaries
+	tools string // pullpath, probe and pause binaries
+	files nodelab.NodeFiles
+	nodes map[string]*nodelab.Node
+	image string
+	pause v1.Image // the sandbox image MCR serves, for ImportImage
+	// probeImg is the probe image MCR serves; pushMCR pushes another.
+	probeImg v1.Image
+	pushMCR  func(ctx context.Context, ref string, img v1.Image) error
+	events   []recorded
+	start    time.Time
 
 	last   *cluster.Report
 	probed map[string]*cluster.Node
@@ -186,11 +189,15 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.probeImg = probeImg
+	w.pushMCR = func(ctx context.Context, ref string, img v1.Image) error {
+		return nodelab.PushTo(ctx, ref, img, dialMCR, ca.Pool())
+	}
 	for _, im := range []struct {
 		ref string
 		img v1.Image
 	}{{pauseImage, pause}, {probeImage, probeImg}} {
-		if err := nodelab.PushTo(ctx, im.ref, im.img, dialMCR, ca.Pool()); err != nil {
+		if err := w.pushMCR(ctx, im.ref, im.img); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -223,6 +230,24 @@ func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
 		t.Fatal(err)
 	}
 	t.Logf("lab, registries and control plane up after %v", time.Since(w.start).Round(time.Millisecond))
+	return w
+}
+
+// startWorldFor starts a world for the nodes of specs (startWorld) and
+// checks, when the test ends, that the machine's sysctls and iptables are
+// as before.
+func startWorldFor(t *testing.T, ctx context.Context, specs []nodelab.NodeSpec) *world {
+	before := nodelab.Snapshot(context.Background())
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	w := startWorld(t, ctx, names)
+	t.Cleanup(func() {
+		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
+			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
+		}
+	})
 	return w
 }
 

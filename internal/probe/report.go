@@ -49,6 +49,9 @@ type Report struct {
 	// Credentials are the kubelet's credentials for the image
 	// (internal/keychain).
 	Credentials *CredentialsInfo `json:"credentials,omitempty"`
+	// CompareNode holds the hosts resolved by the node's resolver and by
+	// the pod's own (probe --compare-node, run in a pod with --root).
+	CompareNode []ResolverComparison `json:"compare_node,omitempty"`
 }
 
 // PlanHost is one host containerd would try for the image, in order.

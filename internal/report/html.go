@@ -53,6 +53,9 @@ type Hop struct {
 	Detail  string
 	Status  string // HopOK, HopFailed, HopNotReached, HopWarning
 	Failing bool   // the first failing step of the verdict is here
+	// Parting marks the first hop where two compared paths differ
+	// (Comparison).
+	Parting bool
 	Steps   []probe.Step
 }
 
@@ -72,10 +75,13 @@ type Page struct {
 	Nodes    []NodeRow
 	// Paths are more drawn paths, each with its verdict (one per node
 	// pool); Tables more tables, after them.
-	Paths     []Path
-	Tables    []Table
-	Notes     []string
-	Generated time.Time
+	Paths []Path
+	// Comparisons are pairs of paths drawn one above the other (a node's
+	// and a pod's on the same node), the hop where they part marked.
+	Comparisons []Comparison
+	Tables      []Table
+	Notes       []string
+	Generated   time.Time
 }
 
 // HasSteps reports whether any hop carries recorded steps.

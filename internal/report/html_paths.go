@@ -19,6 +19,20 @@ type Path struct {
 	Table *Table
 }
 
+// Comparison is two paths of the same node drawn one above the other: the
+// runtime's (the node's) and an ordinary pod's (diagnose --pod-view), hop
+// by hop in the same order, the first hop where they differ marked
+// Parting in both rows.
+type Comparison struct {
+	Name       string // the node (data-compare)
+	Title      string
+	Divergence string // ok, same, node-fails, pods-fail, ...
+	Parting    string // the parting hop's Kind, "" when none
+	Node, Pod  []Hop
+	// Lines are sentences under the drawing (the consequence).
+	Lines []string
+}
+
 // Failing reports whether a hop of the path is marked failing.
 func (p *Path) Failing() bool {
 	for _, h := range p.Hops {

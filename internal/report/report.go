@@ -58,6 +58,22 @@ func (s Style) mark(st probe.Status) string {
 	return s.Dim("–")
 }
 
+// resolverText is one resolver's answer for --compare-node.
+func resolverText(a probe.ResolverAnswer) string {
+	servers := strings.Join(a.Servers, ", ")
+	switch a.Source {
+	case "hosts":
+		servers = "/etc/hosts"
+	case "literal":
+		servers = "IP literal"
+	}
+	ans := strings.Join(a.Addrs, ", ")
+	if a.Cause != "" {
+		ans = strings.ToUpper(strings.TrimPrefix(a.Cause, "dns."))
+	}
+	return fmt.Sprintf("%s → %s  (%s)", Dash(servers), ans, Dash(a.Resolv))
+}
+
 // ProbeText renders a probe report for a person.
 func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 	b := &strings.Builder{}
@@ -158,6 +174,19 @@ func ProbeText(w io.Writer, r *probe.Report, s Style) error {
 		}
 	}
 	writeVerdict(b, r.Verdict, s)
+	if len(r.CompareNode) > 0 {
+		fmt.Fprintf(b, "\n%s\n", s.Bold("resolvers: node (--root) vs this pod"))
+		for _, c := range r.CompareNode {
+			mark := s.Green("=")
+			if c.Differs {
+				mark = s.Red("≠")
+			}
+			fmt.Fprintf(b, "  %s %s\n      node %s\n      pod  %s\n", mark, c.Host, resolverText(c.Node), resolverText(c.Pod))
+		}
+		if slices.ContainsFunc(r.CompareNode, func(c probe.ResolverComparison) bool { return c.Differs }) {
+			fmt.Fprintf(b, "  the pull resolves with the node's resolver: what this pod resolves proves nothing about it\n")
+		}
+	}
 	if r.Runtime != nil {
 		rt := r.Runtime
 		fmt.Fprintf(b, "\n%s %s %s\n", s.Bold("runtime pull"), rt.Socket, s.Dim("("+fmtMillis(float64(rt.Millis))+")"))

@@ -31,6 +31,7 @@ type diagnoseOptions struct {
 
 	output         string
 	probe          bool
+	podView        bool
 	probeImage     string
 	probeNamespace string
 	usePullSecret  bool
@@ -65,7 +66,11 @@ replacement, pool upgrade), and the pull identity without printing secrets.
 
 With --probe it runs ` + "`pullpath probe`" + ` as a Job pinned to the node the pod landed on
 and to the newest node of every eligible pool, on the host network with the node's
-resolver and /etc, and removes the Jobs when done (also on Ctrl-C).
+resolver and /etc, and removes the Jobs when done (also on Ctrl-C). With
+--pod-view it also runs the same probe from an ordinary, unprivileged pod on each
+of those nodes (pod network, cluster DNS) and shows both paths hop by hop, the
+first hop where they part marked: "it works from a pod" proves nothing about the
+pull, which runs on the node (docs/pod-vs-node.md).
 
 KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
 
@@ -74,6 +79,7 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
 		Example: `  pullpath diagnose pod app-7d9f8c6b5d-x2kqp -n shop
   pullpath diagnose deployment/app -n shop -o json
   pullpath diagnose deployment/app -n shop --probe --probe-image myacr.azurecr.io/tools/pullpath:v0.1.0
+  pullpath diagnose deployment/app -n shop --probe --pod-view
   pullpath diagnose --cleanup -n shop
   kubectl pullpath diagnose deploy/app -n shop`,
 		RunE:              func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
@@ -87,6 +93,7 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
 	f.StringVar(&o.probeNamespace, "probe-namespace", "", "namespace for the probe Jobs (default: the workload's)")
 	f.BoolVar(&o.usePullSecret, "use-pull-secret", false, "mount the workload's matching pull secret into the probe (needs get on secrets)")
 	f.BoolVar(&o.cleanup, "cleanup", false, "delete every probe Job pullpath left in the namespace, then exit")
+	f.BoolVar(&o.podView, "pod-view", false, "with --probe, also probe from an ordinary pod on each probed node (pod network, cluster DNS, the image's trust store; unprivileged, no host mounts) and compare its path with the node's hop by hop")
 	f.BoolVar(&o.keep, "keep", false, "leave the probe Jobs in place (they expire after 10 minutes)")
 	f.DurationVar(&o.deadline, "probe-deadline", 2*time.Minute, "deadline of each probe run on a node")
 	f.DurationVar(&o.stepTimeout, "probe-step-timeout", 0, "timeout of each probe step (0: the probe's default)")
@@ -165,6 +172,7 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 			Image: img, Namespace: o.probeNamespace, UsePullSecret: o.usePullSecret,
 			Deadline: o.deadline, StepTimeout: o.stepTimeout, Wait: o.wait, Keep: o.keep,
 			ProviderConfig: o.providerConfig, ProviderBinDir: o.providerBinDir, TokenAudience: o.tokenAudience,
+			PodView: o.podView,
 		}
 	}
 	rep, err := cluster.Diagnose(ctx, cs, ref, do, cluster.WithClassifier(o.classify), cluster.WithMaxListedImages(o.maxImages))

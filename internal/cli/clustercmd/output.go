@@ -119,6 +119,11 @@ func diagnosePage(r *cluster.Report) *report.Page {
 			p.Blobs = n.Probe.Report.Blobs
 		}
 	}
+	for _, n := range r.Nodes {
+		if n.Probe != nil && n.Probe.PodView != nil {
+			p.Comparisons = append(p.Comparisons, podViewComparison(&n, n.Probe.PodView))
+		}
+	}
 	for _, pl := range r.Pools {
 		p.Pools = append(p.Pools, report.PoolRow{Name: pl.Name, Status: string(pl.Status), Reasons: strings.Join(pl.Reasons, "; "),
 			Eligible: pl.Eligible, Nodes: pl.Nodes, Cached: pl.Cached})
@@ -134,4 +139,31 @@ func diagnosePage(r *cluster.Report) *report.Page {
 		p.Nodes = append(p.Nodes, row)
 	}
 	return p
+}
+
+// podViewComparison draws a node's path and its pod view's one above the
+// other, hop by hop, the parting hop marked in both.
+func podViewComparison(n *cluster.Node, pv *cluster.PodView) report.Comparison {
+	c := report.Comparison{Name: n.Name, Title: "Pod view vs node on " + n.Name + " (pool " + n.Pool + "): " + string(pv.Divergence),
+		Divergence: string(pv.Divergence), Parting: pv.PartingHop, Lines: []string{pv.Consequence}}
+	if pv.PartingHop != "" {
+		c.Title += ", parting at " + pv.PartingHop
+	}
+	side := func(h cluster.Hop, s cluster.PathSide) report.Hop {
+		st := report.HopOK
+		switch s.Status {
+		case "failed":
+			st = report.HopFailed
+		case "warning":
+			st = report.HopWarning
+		case "skipped", "none":
+			st = report.HopNotReached
+		}
+		return report.Hop{Kind: h.Name, Label: s.Text, Detail: s.Cause, Status: st, Parting: h.Name == pv.PartingHop}
+	}
+	for _, h := range pv.Hops {
+		c.Node = append(c.Node, side(h, h.Node))
+		c.Pod = append(c.Pod, side(h, h.Pod))
+	}
+	return c
 }

@@ -27,6 +27,9 @@ func (o *diagnoseOptions) validate() error {
 			return cli.InvalidFlag(name, v, "an absolute node path other than /")
 		}
 	}
+	if o.podView && !o.probe {
+		return cli.UsageErrorf("--pod-view needs --probe: it compares the pod's path with the node probe's")
+	}
 	if o.maxImages < -1 {
 		return cli.InvalidFlag("max-listed-images", strconv.Itoa(o.maxImages), "-1 (no cap), 0 or more, as the kubelet's nodeStatusMaxImages")
 	}
