@@ -19,6 +19,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 const (
@@ -185,12 +187,10 @@ func TestChartLint(t *testing.T) {
 }
 
 // TestPromtoolRules runs the alerting rules' unit tests with promtool
-// (Debian's prometheus package); it says so when promtool is missing.
+// (Debian's prometheus package): the prometheus tier.
 func TestPromtoolRules(t *testing.T) {
-	pt, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool test rules: skipped: promtool is not installed (apt-get install prometheus)")
-	}
+	tiers.Require(t, tiers.Prometheus)
+	pt := tiers.PromtoolBin
 	var out bytes.Buffer
 	cmd := exec.Command(pt, "test", "rules", "rules_test.yaml")
 	cmd.Dir = manifestDir

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 // PrometheusBin is Debian's prometheus package's server.
-const PrometheusBin = "/usr/bin/prometheus"
+const PrometheusBin = tiers.PrometheusBin
 
 // PrometheusPort is the port Prometheus listens on inside the
 // control-plane namespace (127.0.0.1 there, so only the lab reaches it).
