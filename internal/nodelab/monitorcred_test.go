@@ -2,7 +2,10 @@ package nodelab_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,13 +41,17 @@ const providerCache = 10 * time.Second
 // kubernetes-pods job of Prometheus' example configuration and of the
 // prometheus-community chart set it up: keep the pods annotated
 // prometheus.io/scrape "true", scrape the annotated port and path, map every
-// pod label onto the target, and add namespace, pod and node. It discovers
-// through the lab's API server with the admin kubeconfig.
-func annotationScrape(kubeconfig string) string {
+// pod label onto the target, and add namespace, pod and node.
+//
+// Debian's Prometheus (2.42) is built without Kubernetes service discovery,
+// so the targets come from sdFile, which podTargets fills with what the
+// kubernetes_sd pod role gives for the cluster's pods: the same addresses
+// and __meta_kubernetes_pod_* labels. The relabelling is the job's own.
+func annotationScrape(sdFile string) string {
 	return fmt.Sprintf(`  - job_name: kubernetes-pods
-    kubernetes_sd_configs:
-      - role: pod
-        kubeconfig_file: %q
+    file_sd_configs:
+      - files: [%q]
+        refresh_interval: 1s
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
         action: keep
@@ -64,7 +71,95 @@ func annotationScrape(kubeconfig string) string {
         target_label: pod
       - source_labels: [__meta_kubernetes_pod_node_name]
         target_label: node
-`, kubeconfig)
+`, sdFile)
+}
+
+// podTargets writes to file the targets Prometheus' kubernetes_sd_configs
+// role pod makes of every pod of the cluster (its documented meta labels):
+// one per container port at podIP:port, one at podIP for a container
+// without ports, with the pod's labels and annotations (names sanitised as
+// Prometheus does), namespace, name, node, IP, phase, readiness and the
+// container and port.
+func (w *world) podTargets(ctx context.Context, file string) {
+	w.t.Helper()
+	l, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	type group struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	var groups []group
+	for _, p := range l.Items {
+		if p.Status.PodIP == "" {
+			continue
+		}
+		base := map[string]string{
+			"__meta_kubernetes_namespace":           p.Namespace,
+			"__meta_kubernetes_pod_name":            p.Name,
+			"__meta_kubernetes_pod_ip":              p.Status.PodIP,
+			"__meta_kubernetes_pod_node_name":       p.Spec.NodeName,
+			"__meta_kubernetes_pod_host_ip":         p.Status.HostIP,
+			"__meta_kubernetes_pod_uid":             string(p.UID),
+			"__meta_kubernetes_pod_phase":           string(p.Status.Phase),
+			"__meta_kubernetes_pod_ready":           "false",
+			"__meta_kubernetes_pod_controller_kind": "",
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				base["__meta_kubernetes_pod_ready"] = strings.ToLower(string(c.Status))
+			}
+		}
+		for _, o := range p.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				base["__meta_kubernetes_pod_controller_kind"], base["__meta_kubernetes_pod_controller_name"] = o.Kind, o.Name
+			}
+		}
+		for k, v := range p.Labels {
+			base["__meta_kubernetes_pod_label_"+promName(k)] = v
+			base["__meta_kubernetes_pod_labelpresent_"+promName(k)] = "true"
+		}
+		for k, v := range p.Annotations {
+			base["__meta_kubernetes_pod_annotation_"+promName(k)] = v
+			base["__meta_kubernetes_pod_annotationpresent_"+promName(k)] = "true"
+		}
+		for _, c := range p.Spec.Containers {
+			withC := maps.Clone(base)
+			withC["__meta_kubernetes_pod_container_name"] = c.Name
+			withC["__meta_kubernetes_pod_container_image"] = c.Image
+			withC["__meta_kubernetes_pod_container_init"] = "false"
+			if len(c.Ports) == 0 {
+				groups = append(groups, group{[]string{p.Status.PodIP}, withC})
+			}
+			for _, port := range c.Ports {
+				lb := maps.Clone(withC)
+				lb["__meta_kubernetes_pod_container_port_name"] = port.Name
+				lb["__meta_kubernetes_pod_container_port_number"] = fmt.Sprint(port.ContainerPort)
+				lb["__meta_kubernetes_pod_container_port_protocol"] = string(port.Protocol)
+				groups = append(groups, group{[]string{net.JoinHostPort(p.Status.PodIP, fmt.Sprint(port.ContainerPort))}, lb})
+			}
+		}
+	}
+	b, err := json.MarshalIndent(groups, "", "  ")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Logf("kubernetes_sd pod role: %d targets from %d pods", len(groups), len(l.Items))
+}
+
+// promName is Prometheus' label name sanitising: every character outside
+// [a-zA-Z0-9_] becomes _.
+func promName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // shortRules copies deploy/monitor/rules.yaml with every alert's `for`
@@ -101,8 +196,9 @@ func shortRules(t *testing.T) string {
 // reads its identity from a node file. The DaemonSet is deploy/monitor's,
 // as shipped (its securityContext: drop ALL, add SYS_CHROOT; only the image
 // and the ConfigMap's target and interval replaced). A real Prometheus
-// finds the agents by the DaemonSet's annotations through the API server
-// (annotationScrape), and evaluates rules.yaml with shortened `for`s.
+// finds the agents by the DaemonSet's annotations (annotationScrape: the
+// kubernetes-pods job's relabelling over the pod role's targets), and
+// evaluates rules.yaml with shortened `for`s.
 //
 //  1. The kubelets pull the image; the agents report success (the registry
 //     refuses anonymous pulls, so they pulled with the provider's
@@ -186,8 +282,10 @@ func TestMonitorKubeletProvider(t *testing.T) {
 			t.Errorf("agent %s runs with securityContext %+v, want deploy/monitor's drop ALL, add SYS_CHROOT", p.Name, sc)
 		}
 	}
+	sd := filepath.Join(t.TempDir(), "kubernetes-pods.json")
+	w.podTargets(ctx, sd)
 	prom, err := nodelab.StartPrometheus(ctx, w.net, nodelab.PrometheusConfig{
-		Interval: scrapeInterval, ScrapeConfigs: annotationScrape(w.cp.AdminKubeconfig), RuleFiles: []string{shortRules(t)}})
+		Interval: scrapeInterval, ScrapeConfigs: annotationScrape(sd), RuleFiles: []string{shortRules(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}
