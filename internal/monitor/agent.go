@@ -155,15 +155,13 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 		ProviderCache: a.providers}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
-	if err == nil {
-		agentProviderCause(rep)
-	}
 	if err != nil {
 		// Options that make no sense: the configuration's fault, reported
 		// as a verdict so the metrics show it rather than silence.
 		v := verdict.FromError(verdict.Wrap("config.reference", verdict.RoleNone, "", err))
 		rep = &probe.Report{Image: t.Image, Verdict: v, Started: start, Millis: a.Now().Sub(start).Milliseconds()}
 	}
+	agentProviderCause(rep)
 	var size int64
 	for _, b := range rep.Blobs {
 		size += b.Size
