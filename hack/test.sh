@@ -4,20 +4,18 @@
 #   unit + embedded lab       always (binding :53/:443 on loopback needs root; otherwise random ports)
 #   network-namespace lab     root, Linux, ip and containerd (PULLPATH_NETLAB=1)
 #   real kube-apiserver tier  binaries built by tools/kube/build.sh (PULLPATH_KUBE_BIN)
-#   node tier (real kubelets) root, containerd, runc, containernetworking-plugins, the tools/kube binaries (PULLPATH_NODELAB=1)
+#   node tier (real kubelets) root, ip, nsenter, unshare, containerd, runc, containernetworking-plugins,
+#                             the tools/kube binaries (PULLPATH_NODELAB=1); its monitor rows /usr/bin/prometheus
+#   prometheus                /usr/bin/prometheus and /usr/bin/promtool (PULLPATH_PROMETHEUS=1)
+# internal/tiers lists them; a tier requested by its variable fails when one is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && command -v containerd >/dev/null; then
-  export PULLPATH_NETLAB=1
-else
-  echo "test.sh: network-namespace tier skipped (needs root, ip and containerd: apt-get install containerd iproute2)"
-fi
-if [ -x tools/kube/build.sh ] || [ -f tools/kube/build.sh ]; then
+if [ -z "${PULLPATH_KUBE_BIN:-}" ] && [ -f tools/kube/build.sh ]; then
   if PULLPATH_KUBE_BIN=$(bash tools/kube/build.sh); then
     export PULLPATH_KUBE_BIN
   else
-    echo "test.sh: building kube-apiserver/etcd failed; the cluster tier will skip"
+    echo "test.sh: building kube-apiserver/etcd failed; the apiserver and node tiers will skip"
   fi
 fi
 # containerd 2.x next to Debian's 1.6 for the runtime-configuration rows
@@ -29,22 +27,23 @@ else
   echo "test.sh: building containerd 2.x failed; its runtime-configuration rows will skip"
 fi
 
-# Node tier (internal/nodelab): real kubelets, containerd and runc in network namespaces.
-if [ "$(id -u)" = 0 ] && command -v containerd >/dev/null && command -v runc >/dev/null && [ -x /usr/lib/cni/bridge ] && [ -x "${PULLPATH_KUBE_BIN:-/nonexistent}/kubelet" ]; then
-  export PULLPATH_NODELAB=1
-  echo "test.sh: node tier on (kubelets from $PULLPATH_KUBE_BIN)"
-else
-  echo "test.sh: node tier skipped (needs root, containerd, runc, containernetworking-plugins and tools/kube/build.sh's kubelet: apt-get install containerd runc containernetworking-plugins)"
-fi
+# Which tiers run: internal/tiers holds each tier's prerequisites, and the
+# tests check the same ones (tiers.Require). A tier whose variable is set
+# (CI sets them) and whose prerequisite is missing FAILS its tests; an unset
+# one is turned on here when this machine has what it needs.
+tiers=$(mktemp -d)
+trap 'rm -rf "$tiers"' EXIT
+go build -o "$tiers/tiers" ./internal/tiers/cmd/tiers
+eval "$("$tiers/tiers" env)"
 
 # Tools some tests drive for real; without them those tests skip, so say so.
 command -v chromium >/dev/null && echo "test.sh: HTML report browser test on (chromium)" ||
   echo "test.sh: HTML report browser test skipped (needs chromium: apt-get install chromium)"
-command -v prometheus >/dev/null && command -v promtool >/dev/null && echo "test.sh: Prometheus and promtool checks on" ||
-  echo "test.sh: Prometheus scrape, promtool check metrics and promtool test rules skipped (apt-get install prometheus)"
 [ -n "${PULLPATH_MONITOR_SOAK:-}" ] && echo "test.sh: monitor soak on ($PULLPATH_MONITOR_SOAK; raise -timeout to match)" ||
   echo "test.sh: monitor soak (TestAgentSoak, an hour of the agent's RSS) skipped: set PULLPATH_MONITOR_SOAK=60m to run it"
 
-go test -count=1 -timeout 20m ./...
+# -json and the filter: every tier test's "tier NAME:" line (ran, or why
+# it skipped), the package results and the whole output of what failed.
+go test -count=1 -timeout 20m -json ./... | "$tiers/tiers" filter
 
 # Fuzzing is its own CI step: hack/fuzz.sh (every Fuzz* target, FUZZTIME each).

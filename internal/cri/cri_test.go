@@ -15,6 +15,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 func TestAuthConfigStringHidesSecrets(t *testing.T) {
@@ -63,9 +64,7 @@ type runtime struct {
 
 func startRuntime(t *testing.T) runtime {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	tiers.Require(t, tiers.Netlab)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := netlab.New(ctx)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -67,12 +68,18 @@ type Agent struct {
 	started  bool
 	nodeUID  string
 	cond     *Condition // the condition as last set
+	// providers keeps the kubelet credential providers' answers for their
+	// cacheDuration, as the kubelet does, across rounds.
+	providers *nodeview.ProviderCache
 }
 
 func (a *Agent) init() {
 	if a.results == nil {
 		a.results = map[string]Result{}
 		a.sizes = map[string]int64{}
+	}
+	if a.providers == nil {
+		a.providers = nodeview.NewProviderCache()
 	}
 	if a.Probe == nil {
 		a.Probe = probe.Run
@@ -144,7 +151,8 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	root := a.Root
 	a.mu.Unlock()
 	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
-		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig)}
+		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig),
+		ProviderCache: a.providers}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
 	if err != nil {
@@ -153,6 +161,7 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 		v := verdict.FromError(verdict.Wrap("config.reference", verdict.RoleNone, "", err))
 		rep = &probe.Report{Image: t.Image, Verdict: v, Started: start, Millis: a.Now().Sub(start).Milliseconds()}
 	}
+	agentProviderCause(rep)
 	var size int64
 	for _, b := range rep.Blobs {
 		size += b.Size
@@ -173,6 +182,30 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	}
 	a.results[t.Name] = r
 	return r
+}
+
+// AgentProviderCause is the agent's own cause when it could not run the
+// node's kubelet credential provider (the probe's auth.provider-unusable
+// warning): what it then saw is not what the kubelet sees, so it reports
+// its own setup (owner node) rather than the anonymous pull's 401 as the
+// registry refusing the node.
+const AgentProviderCause = "config.monitor-credential-provider"
+
+// agentProviderCause replaces rep's verdict with AgentProviderCause when
+// the probe could not run the node's credential provider.
+func agentProviderCause(rep *probe.Report) {
+	for _, w := range rep.Warnings {
+		if w.Code != "auth.provider-unusable" {
+			continue
+		}
+		why := w.Message
+		if cp := rep.CredentialProvider; cp != nil && cp.Error != "" {
+			why = cp.Error
+		}
+		rep.Verdict = verdict.FromError(verdict.Errorf(AgentProviderCause, verdict.RoleNone, "",
+			"%s: %s; the agent did not pull with what the kubelet pulls with, so the anonymous pull's outcome is not reported", rep.Image, why))
+		return
+	}
 }
 
 // dockerConfig is the docker config a probe reads: none when the file does

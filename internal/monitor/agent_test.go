@@ -16,6 +16,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/tiers"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -192,9 +193,12 @@ func scrape(t *testing.T, a *Agent) string {
 // over an exposition; it skips the check, saying so, without promtool.
 func promtoolCheck(t *testing.T, body string) {
 	t.Helper()
-	pt, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Logf("promtool check metrics: skipped: promtool is not installed (apt-get install prometheus)")
+	pt := tiers.PromtoolBin
+	if err := tiers.Prometheus.Missing(); err != nil {
+		if tiers.Prometheus.Requested() {
+			t.Fatalf("tier prometheus: promtool check metrics: the tier is requested but %v", err)
+		}
+		t.Logf("tier prometheus: promtool check metrics skipped: %v (apt-get install prometheus)", err)
 		return
 	}
 	cmd := exec.Command(pt, "check", "metrics")

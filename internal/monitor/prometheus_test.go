@@ -12,16 +12,16 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 // TestPrometheusScrapesAgent runs a real Prometheus (Debian's package) that
 // scrapes a running agent on loopback, and queries it over its HTTP API
 // while the agent's pull path works, breaks and is repaired.
 func TestPrometheusScrapesAgent(t *testing.T) {
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("real Prometheus: skipped: prometheus is not installed (apt-get install prometheus)")
-	}
+	tiers.Require(t, tiers.Prometheus)
+	prom := tiers.PrometheusBin
 	l := startLab(t)
 	healthy, broken := scenario(t, l, "healthy"), scenario(t, l, "dns-resolver-down")
 	a := newAgent(l, healthy.Root, Config{Targets: []Target{{Name: "app", Image: healthy.Image, Platform: healthy.Platform}},

@@ -17,15 +17,14 @@ import (
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 // newNet builds a Net for t, skipping when the lab cannot run here, and
 // removes it when t ends.
 func newNet(t *testing.T) *netlab.Net {
 	t.Helper()
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	tiers.Require(t, tiers.Netlab)
 	ctx := context.Background()
 	n, err := netlab.New(ctx)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/containerd-errors.jsonl from the runtime's own errors")
@@ -246,9 +247,7 @@ var (
 )
 
 func TestScenarios(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	tiers.Require(t, tiers.Netlab)
 	if runLabHelper == nil {
 		t.Skip("internal/lab is not merged into this branch yet")
 	}

@@ -3,9 +3,12 @@ package nodelab_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
 )
 
@@ -36,8 +40,17 @@ type credNode struct {
 // in the node's mount namespace only, so the kubelet, a probe Job's hostPath
 // volumes and `probe --root` all read the same files by their node paths.
 func credSpec(s nodelab.NodeSpec, provider, registry, user, mode, pass string) nodelab.NodeSpec {
+	return credSpecEnv(s, provider, registry, user, mode, pass, nil)
+}
+
+// credSpecEnv is credSpec with env added to the provider's entry in the
+// config (PP_PASS_FILE, PP_CACHE_DURATION: see the test provider).
+func credSpecEnv(s nodelab.NodeSpec, provider, registry, user, mode, pass string, env map[string]string) nodelab.NodeSpec {
 	bin, _ := os.ReadFile(provider)
 	cfg := credtest.Config(credtest.Provider{MatchImages: []string{registry}, Mode: mode, Key: registry, User: user, Pass: pass})
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		cfg += fmt.Sprintf("      - {name: %s, value: %q}\n", k, env[k])
+	}
 	const cfgPath, binDir = "/var/lib/kubelet/credential-provider-config.yaml", "/var/lib/kubelet/credential-provider"
 	flags := []string{"--image-credential-provider-config=" + cfgPath, "--image-credential-provider-bin-dir=" + binDir}
 	s.RootFiles = map[string][]byte{
@@ -141,8 +154,13 @@ func TestKubeletCredentialProvider(t *testing.T) {
 		return ev, time.Since(created[pool])
 	}
 	// kubeletReason is Pulled or Failed, probeCause the probe's verdict
-	// cause ("ok" when it works), layer what both say.
-	wants := []struct{ kubeletReason, probeCause, layer string }{{"Pulled", "ok", "none"}, {"Failed", "auth.bad-credentials", "auth"}, {"Failed", "auth.provider-timeout", "auth"}}
+	// cause ("ok" when it works), layer what both say, kubeletCause what
+	// explain reads in the kubelet's event. The kubelet's event of the slow
+	// provider shows only the anonymous pull that followed its timeout
+	// (auth.no-credentials): the probe names the timeout and, in its
+	// detail, that same anonymous failure.
+	wants := []credWant{{"Pulled", "ok", "none", ""}, {"Failed", "auth.bad-credentials", "auth", "auth.bad-credentials"},
+		{"Failed", "auth.provider-timeout", "auth", "auth.no-credentials"}}
 	events := make([]corev1.Event, len(nodes))
 	for i, n := range nodes {
 		ev, took := outcome(n.spec.Pool)
@@ -169,6 +187,7 @@ func TestKubeletCredentialProvider(t *testing.T) {
 			CredentialProvider *struct {
 				Provider string `json:"provider"`
 				Error    string `json:"error"`
+				Millis   int64  `json:"ms"`
 			} `json:"credential_provider"`
 		}
 		if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
@@ -183,6 +202,27 @@ func TestKubeletCredentialProvider(t *testing.T) {
 		if kubeletLayer != wt.layer {
 			t.Errorf("pool %s: explain on the kubelet's message says layer %s, the probe %s: they disagree", n.spec.Pool, kubeletLayer, rep.Verdict.Layer)
 		}
+		// The cause, not only the layer: a kubelet that ignored the
+		// provider and pulled anonymously gives auth.no-credentials.
+		if kubeletCause != wt.kubeletCause {
+			t.Errorf("pool %s: explain on the kubelet's message gives cause %q, want %q", n.spec.Pool, kubeletCause, wt.kubeletCause)
+		}
+		if wt.kubeletCause != "" && wt.kubeletCause != wt.probeCause && !strings.Contains(rep.Verdict.Summary, "the anonymous pull then failed: "+wt.kubeletCause) {
+			t.Errorf("pool %s: the probe's %s does not say the anonymous pull then failed with %s, as the kubelet's event does: %s", n.spec.Pool, rep.Verdict.Cause, wt.kubeletCause, rep.Verdict.Summary)
+		}
+		if wt.probeCause == "auth.provider-timeout" && rep.CredentialProvider != nil {
+			// The probe waits the kubelet's deadline for the provider, and
+			// the kubelet failed the pull about that long after the pod.
+			wait := time.Duration(rep.CredentialProvider.Millis) * time.Millisecond
+			kubeletWait := ev.FirstTimestamp.Sub(created[n.spec.Pool])
+			t.Logf("pool %s: the probe waited %v for the provider, the kubelet's deadline is %v, its event came %v after the pod", n.spec.Pool, wait.Round(time.Millisecond), nodeview.ProviderExecTimeout, kubeletWait.Round(time.Second))
+			if d := wait - nodeview.ProviderExecTimeout; d < 0 || d > 3*time.Second {
+				t.Errorf("pool %s: the probe waited %v for the provider, want the kubelet's %v (within 3s)", n.spec.Pool, wait, nodeview.ProviderExecTimeout)
+			}
+			if d := kubeletWait - wait; d < -2*time.Second || d > 15*time.Second {
+				t.Errorf("pool %s: the kubelet's event came %v after the pod, the probe's provider wait was %v: more than the pull's few seconds apart", n.spec.Pool, kubeletWait, wait)
+			}
+		}
 		if rep.CredentialProvider == nil || rep.CredentialProvider.Provider != "lab-provider" {
 			t.Errorf("pool %s: credential_provider = %+v, want lab-provider run", n.spec.Pool, rep.CredentialProvider)
 		}
@@ -196,7 +236,7 @@ func TestKubeletCredentialProvider(t *testing.T) {
 	// file and bin dir (AKS's paths, known from the nodes' labels) and run
 	// the provider chrooted into the host root; on every pool they must
 	// agree with the probe run on the node above and with the kubelet.
-	w.diagnoseAsKubelet(ctx, "pod/app-credbad", nodes, wants, []string{canary, w.lab.Password})
+	w.diagnoseAsKubelet(ctx, "pod/app-credbad", nodes, wants, []string{canary, w.lab.Password}, explain.Classify(events[1].Message).Verdict.Cause)
 
 	// The kubelet ran the sleeping provider until its one-minute deadline,
 	// then pulled anonymously: explain reads an anonymous 401.
@@ -210,13 +250,14 @@ func TestKubeletCredentialProvider(t *testing.T) {
 	}
 }
 
+// credWant is one row's expected outcome (see TestKubeletCredentialProvider).
+type credWant struct{ kubeletReason, probeCause, layer, kubeletCause string }
+
 // diagnoseAsKubelet runs `pullpath diagnose REF --probe` and checks that the
 // probe Job on each credNode reached the cause and layer of wants (and so
 // the kubelet's verdict), with the kubelet credential provider run in the
 // Job, that the pools' identities name it, and that no secret is printed.
-func (w *world) diagnoseAsKubelet(ctx context.Context, ref string, nodes []credNode, wants []struct {
-	kubeletReason, probeCause, layer string
-}, secrets []string) {
+func (w *world) diagnoseAsKubelet(ctx context.Context, ref string, nodes []credNode, wants []credWant, secrets []string, podCause string) {
 	t := w.t
 	start := time.Now()
 	out, stderr, code := w.runPullpath(ctx, "diagnose", ref, "-n", namespace, "--probe", "--probe-image", probeImage, "--probe-deadline", "100s", "-o", "json")
@@ -229,6 +270,12 @@ func (w *world) diagnoseAsKubelet(ctx context.Context, ref string, nodes []credN
 	var rep cluster.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("diagnose -o json: %v\n%s", err, out)
+	}
+	// The pod-level verdict: the failing pod's node (pool credbad), whose
+	// kubelet event explain reads as podCause.
+	t.Logf("diagnose %s: verdict %s/%s owner %s on %s", ref, rep.Verdict.Layer, rep.Verdict.Cause, rep.Verdict.Owner, rep.Node)
+	if rep.Verdict.OK || rep.Verdict.Cause != podCause || rep.Node != nodes[1].spec.Name {
+		t.Errorf("diagnose %s: verdict %s/%s on node %q, want %s (the kubelet's event, explained) on %s", ref, rep.Verdict.Layer, rep.Verdict.Cause, rep.Node, podCause, nodes[1].spec.Name)
 	}
 	byNode := map[string]*cluster.Node{}
 	for i := range rep.Nodes {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/monitor"
 	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 const (
@@ -55,12 +56,7 @@ const (
 //     pool B and its owner; the other pools stay at 1;
 //  4. the route comes back: success 1, condition True, status healthy.
 func TestMonitorOnRealNodes(t *testing.T) {
-	if err := nodelab.Available(); err != nil {
-		t.Skip(err)
-	}
-	if _, err := os.Stat(nodelab.PrometheusBin); err != nil {
-		t.Skipf("the monitor tier needs %s (apt-get install prometheus; .ci/run installs it): %v", nodelab.PrometheusBin, err)
-	}
+	tiers.Require(t, tiers.Nodelab, tiers.File(tiers.PrometheusBin))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	specs := []nodelab.NodeSpec{systemNode, poolA0, poolB0}

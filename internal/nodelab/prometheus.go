@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 // PrometheusBin is Debian's prometheus package's server.
-const PrometheusBin = "/usr/bin/prometheus"
+const PrometheusBin = tiers.PrometheusBin
 
 // PrometheusPort is the port Prometheus listens on inside the
 // control-plane namespace (127.0.0.1 there, so only the lab reaches it).
@@ -38,9 +40,14 @@ type PrometheusConfig struct {
 	Interval time.Duration
 	// RuleFiles are loaded as rule_files.
 	RuleFiles []string
+	// ScrapeConfigs, when set, are the scrape_configs entries (YAML, each
+	// beginning "  - job_name:") in place of the static job: a discovery
+	// as a real install configures it.
+	ScrapeConfigs string
 }
 
-// StartPrometheus writes a configuration with one static scrape job and
+// StartPrometheus writes a configuration with one static scrape job (or
+// c.ScrapeConfigs) and
 // starts Prometheus in the control-plane namespace, returning once it is
 // ready (/-/ready).
 func StartPrometheus(ctx context.Context, n *Net, c PrometheusConfig) (p *Prometheus, err error) {
@@ -59,15 +66,16 @@ func StartPrometheus(ctx context.Context, n *Net, c PrometheusConfig) (p *Promet
 			fmt.Fprintf(&rules, "  - %q\n", f)
 		}
 	}
+	scrape := c.ScrapeConfigs
+	if scrape == "" {
+		scrape = fmt.Sprintf("  - job_name: %q\n    static_configs:\n      - targets: [%s]\n", c.Job, quoteList(c.Targets))
+	}
 	cfg := fmt.Sprintf(`global:
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
   evaluation_interval: %[1]s
 %[2]sscrape_configs:
-  - job_name: %[3]q
-    static_configs:
-      - targets: [%[4]s]
-`, iv, rules.String(), c.Job, quoteList(c.Targets))
+%[3]s`, iv, rules.String(), scrape)
 	file := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/pullpath/pullpath/internal/lab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/kubelet-messages.json from the kubelets' own text")
@@ -111,9 +112,7 @@ func buildTools(t *testing.T) string {
 }
 
 func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
-	if err := nodelab.Available(); err != nil {
-		t.Skip(err)
-	}
+	tiers.Require(t, tiers.Nodelab)
 	w := &world{t: t, bin: os.Getenv(nodelab.EnvBin), nodes: map[string]*nodelab.Node{}, start: time.Now()}
 	_ = nodelab.Sweep(ctx)
 	w.tools = buildTools(t)

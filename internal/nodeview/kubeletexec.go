@@ -61,6 +61,9 @@ type ProviderResult struct {
 	// Stderr is the provider's stderr, unredacted: the caller redacts it.
 	Stderr  string
 	Elapsed time.Duration
+	// Cached is set when the answer came from a ProviderCache: the
+	// provider did not run (Elapsed and Stderr are empty).
+	Cached bool
 	// token is the service-account token sent, for Secrets; auth the
 	// answer's auth map, for MergeResults.
 	token string

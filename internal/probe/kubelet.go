@@ -32,6 +32,7 @@ type CredentialProvider struct {
 	MatchedKey    string   `json:"matched_key,omitempty"`    // the one the kubelet uses for Image
 	Stderr        string   `json:"stderr,omitempty"`         // redacted
 	Millis        int64    `json:"ms"`                       // the provider's run time
+	Cached        bool     `json:"cached,omitempty"`         // the answer was kept from an earlier run (no run, ms 0)
 	Error         string   `json:"error,omitempty"`          // why it gave nothing
 	TokenAudience string   `json:"token_audience,omitempty"` // KEP-4412: the provider wants the pod's service account token
 }
@@ -101,7 +102,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 		if err != nil {
 			return p.kubeletSetupFailed(img, info, err)
 		}
-		res, err := nodeview.RunProvider(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout, ServiceAccount: sa})
+		res, err := p.o.ProviderCache.Run(ctx, p.o.Root, kc.BinDir, pr, image, nodeview.ExecOptions{Timeout: p.o.ProviderTimeout, ServiceAccount: sa})
 		if res != nil {
 			p.providerSecrets = append(p.providerSecrets, res.Secrets()...)
 		}
@@ -133,7 +134,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 			}
 			ci := CredentialProvider{Config: base.Config, BinDir: base.BinDir, Sources: base.Sources, Image: image, Matched: base.Matched,
 				Provider: pr.Name, APIVersion: pr.APIVersion, CacheKeyType: res.CacheKeyType, CacheMillis: res.CacheDuration.Milliseconds(),
-				AuthKeys: res.AllKeys, MatchedKey: m.Key, Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds()}
+				AuthKeys: res.AllKeys, MatchedKey: m.Key, Stderr: strings.TrimSpace(res.Stderr), Millis: res.Elapsed.Milliseconds(), Cached: res.Cached}
 			if pr.TokenAttributes != nil {
 				ci.TokenAudience = pr.TokenAttributes.ServiceAccountTokenAudience
 			}

@@ -57,6 +57,10 @@ type Options struct {
 	// ProviderTimeout is the deadline of one provider run. The default is
 	// the kubelet's, one minute.
 	ProviderTimeout time.Duration
+	// ProviderCache, when set, keeps the providers' answers across probes
+	// for their cacheDuration, as the kubelet does (the monitor agent
+	// shares one); nil runs the providers on every probe.
+	ProviderCache *nodeview.ProviderCache
 	// ServiceAccount, when set, gives the pod service account a provider
 	// with tokenAttributes (KEP-4412) is run for, with a token for the
 	// audience the provider's config names (probe --service-account).

@@ -22,6 +22,15 @@ func init() {
 			Next: []string{
 				"The binary must be <bin-dir>/<provider name>, executable by root (AKS: acr-credential-provider, EKS: ecr-credential-provider, GKE: auth-provider-gcp).",
 				"A missing binary stops the kubelet at start-up; one that cannot be executed makes every pull from the registries it matches anonymous."}},
+		// The monitor agent's own setup (issue 28): it must present what the
+		// kubelet presents, so a provider it cannot run is its failure, not
+		// the registry's refusal of the anonymous pull that would follow.
+		Cause{Code: "config.monitor-credential-provider", Layer: LayerConfig, Owner: OwnerNode,
+			Summary: "The pullpath monitor agent could not run the kubelet's credential provider for this image the way the kubelet does, so it cannot tell whether the node's pull works: this is the agent's setup, not the registry refusing the node.",
+			Next: []string{
+				"The agent runs the provider chrooted into the node's root (/host), as the kubelet runs it on the node: its container needs the SYS_CHROOT capability (deploy/monitor/daemonset.yaml and the chart add only that one). Check that a policy (Pod Security admission, Gatekeeper, Kyverno) did not strip it: `kubectl -n pullpath get ds pullpath-monitor -o yaml`.",
+				"The provider binary and every directory above it must be owned by root and writable by nobody else, or the agent does not run it.",
+				"Run `pullpath probe --as-kubelet IMAGE` on the node to run the provider as the kubelet does."}},
 		Cause{Code: "auth.provider-no-match", Layer: LayerAuth,
 			Summary: "{role} {endpoint} requires credentials, and no kubelet credential provider's matchImages matches the image, so the kubelet never asked one and pulled anonymously.",
 			Next: []string{

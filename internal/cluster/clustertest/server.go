@@ -28,6 +28,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/pullpath/pullpath/internal/tiers"
 )
 
 // EnvBin names the directory holding the etcd and kube-apiserver binaries.
@@ -55,15 +57,8 @@ type Server struct {
 // set, and fails it when the binaries are there but do not start.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	tiers.Require(t, tiers.APIServer)
 	bin := os.Getenv(EnvBin)
-	if bin == "" {
-		t.Skipf("%s is not set: build the test API server with `export %s=$(tools/kube/build.sh)` to run this test", EnvBin, EnvBin)
-	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Fatalf("%s=%s: %v (run tools/kube/build.sh)", EnvBin, bin, err)
-		}
-	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

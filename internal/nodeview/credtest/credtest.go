@@ -59,3 +59,42 @@ providers:
       - {name: PP_PASS, value: %q}
 `, `"`+strings.Join(p.MatchImages, `", "`)+`"`, p.Mode, p.Key, p.User, p.Pass)
 }
+
+// NodeRoot copies the node root base into a new directory and lays out the
+// kubelet's credential provider there as AKS does: the flags in
+// /etc/default/kubelet (read by the kubelet unit), the config cfg at
+// /var/lib/kubelet/credential-provider-config.yaml and the provider binary
+// at /var/lib/kubelet/credential-provider/lab-provider with mode binMode.
+// It returns the new root.
+func NodeRoot(tb testing.TB, base, provider, cfg string, binMode os.FileMode) string {
+	tb.Helper()
+	root := tb.TempDir()
+	if err := os.CopyFS(root, os.DirFS(base)); err != nil {
+		tb.Fatalf("copying the node root: %v", err)
+	}
+	bin, err := os.ReadFile(provider)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for name, f := range map[string]struct {
+		data []byte
+		mode os.FileMode
+	}{
+		"etc/systemd/system/kubelet.service":               {[]byte("[Service]\nEnvironmentFile=/etc/default/kubelet\nExecStart=/usr/local/bin/kubelet --v=2 $KUBELET_FLAGS\n"), 0o644},
+		"etc/default/kubelet":                              {[]byte("KUBELET_FLAGS=--image-credential-provider-bin-dir=/var/lib/kubelet/credential-provider --image-credential-provider-config=/var/lib/kubelet/credential-provider-config.yaml\n"), 0o644},
+		"var/lib/kubelet/credential-provider-config.yaml":  {[]byte(cfg), 0o600},
+		"var/lib/kubelet/credential-provider/lab-provider": {bin, binMode},
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Chmod(p, f.mode); err != nil { // past the umask
+			tb.Fatal(err)
+		}
+	}
+	return root
+}

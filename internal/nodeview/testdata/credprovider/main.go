@@ -11,6 +11,8 @@
 // PP_REQUEST_LOG set it appends the request and its arguments to that file;
 // with PP_KEY2 set the answer has a second auth entry, PP_KEY2 -> PP_USER /
 // PP_PASS2 (one provider giving the kubelet several credentials).
+// PP_CACHE_DURATION and PP_CACHE_KEY_TYPE set the answer's cacheDuration
+// (default 5m) and cacheKeyType (default Registry).
 package main
 
 import (
@@ -77,11 +79,18 @@ func main() {
 	if k := os.Getenv("PP_KEY2"); k != "" {
 		auth[k] = map[string]string{"username": os.Getenv("PP_USER"), "password": os.Getenv("PP_PASS2")}
 	}
+	cacheDuration, cacheKeyType := "5m", "Registry"
+	if d := os.Getenv("PP_CACHE_DURATION"); d != "" {
+		cacheDuration = d
+	}
+	if k := os.Getenv("PP_CACHE_KEY_TYPE"); k != "" {
+		cacheKeyType = k
+	}
 	resp := map[string]any{
 		"apiVersion":    req.APIVersion,
 		"kind":          "CredentialProviderResponse",
-		"cacheKeyType":  "Registry",
-		"cacheDuration": "5m",
+		"cacheKeyType":  cacheKeyType,
+		"cacheDuration": cacheDuration,
 		"auth":          auth,
 	}
 	json.NewEncoder(os.Stdout).Encode(resp)
