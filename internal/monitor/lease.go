@@ -263,4 +263,3 @@ func leaseUnavailable(err error) bool {
 	}
 	return false
 }
-

@@ -128,7 +128,9 @@ func (m *Metrics) Request(registry, kind string) { m.requests.WithLabelValues(re
 func (m *Metrics) Throttled(registry string) { m.throttled.WithLabelValues(registry).Inc() }
 
 // Deferred counts a probe put off.
-func (m *Metrics) Deferred(registry, reason string) { m.deferred.WithLabelValues(registry, reason).Inc() }
+func (m *Metrics) Deferred(registry, reason string) {
+	m.deferred.WithLabelValues(registry, reason).Inc()
+}
 
 // Holder records whether this node holds the pool's full round of target.
 func (m *Metrics) Holder(target string, held bool) { m.holder.WithLabelValues(target).Set(b2f(held)) }
