@@ -235,23 +235,23 @@ func (c *Coordinator) Publish(ctx context.Context, pool, target string, hosts ma
 	return err
 }
 
-// CountNodes is the number of nodes in the cluster, from one list of limit
-// 1 (its remainingItemCount), not a list of every node.
-func (c *NodeClient) CountNodes(ctx context.Context) (int, error) {
-	var l struct {
-		Metadata struct {
-			RemainingItemCount *int64 `json:"remainingItemCount"`
-		} `json:"metadata"`
-		Items []json.RawMessage `json:"items"`
+// DaemonSet is the agents' DaemonSet in Namespace, whose status says how
+// many agents run (to share registry_budgets among them).
+const DaemonSet = "pullpath-monitor"
+
+// CountAgents is how many agents the DaemonSet schedules
+// (status.desiredNumberScheduled): one read of one object.
+func (c *Coordinator) CountAgents(ctx context.Context) (int, error) {
+	var ds struct {
+		Status struct {
+			DesiredNumberScheduled int `json:"desiredNumberScheduled"`
+		} `json:"status"`
 	}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/nodes?limit=1", "", nil, &l); err != nil {
+	p := "/apis/apps/v1/namespaces/" + url.PathEscape(c.Namespace) + "/daemonsets/" + DaemonSet
+	if err := c.Client.do(ctx, http.MethodGet, p, "", nil, &ds); err != nil {
 		return 0, err
 	}
-	n := len(l.Items)
-	if l.Metadata.RemainingItemCount != nil {
-		n += int(*l.Metadata.RemainingItemCount)
-	}
-	return n, nil
+	return ds.Status.DesiredNumberScheduled, nil
 }
 
 // leaseUnavailable says whether an error means the agent may not use

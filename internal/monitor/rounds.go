@@ -185,22 +185,26 @@ func (a *Agent) deferral(name string, now time.Time) string {
 }
 
 // shareBudget sets the agent's share of a registry's budget: the budget
-// divided by the number of nodes, counted again every full interval.
+// divided by the number of agents (the DaemonSet's), counted again every
+// full interval.
 func (a *Agent) shareBudget(st *regState, name string, now time.Time) {
 	s := &a.sched
 	s.mu.Lock()
 	stale := s.agentsAt.IsZero() || now.Sub(s.agentsAt) >= max(time.Duration(a.Config.FullInterval), time.Duration(a.Config.Interval))
 	s.mu.Unlock()
-	if stale && a.Client != nil {
+	if stale && a.Coord != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.Config.Timeout))
-		n, err := a.Client.CountNodes(ctx)
+		n, err := a.Coord.CountAgents(ctx)
 		cancel()
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("the DaemonSet %s schedules no agent", DaemonSet)
+		}
 		s.mu.Lock()
 		s.agentsAt = now
 		if err == nil && n > 0 {
 			s.agents = n
 		} else if s.agents == 0 {
-			fmt.Fprintf(a.Log, "monitor: counting the nodes to share registry_budgets: %v; until it works this agent keeps to the whole budget divided by 1\n", err)
+			fmt.Fprintf(a.Log, "monitor: counting the agents to share registry_budgets: %v; until it works this agent takes the whole budget\n", err)
 		}
 		s.mu.Unlock()
 	}
@@ -342,6 +346,10 @@ func (a *Agent) settle(ctx context.Context, t Target, name string, r Result, bef
 	st.cost[t.Name] = cost
 	if registrySide(r.Verdict) {
 		st.failures++
+	}
+	if registrySide(r.Verdict) && !(st.reason == "retry-after" && st.notBefore.After(r.At)) {
+		// The registry's own Retry-After, when it gave one, stands
+		// instead of the backoff.
 		interval := time.Duration(a.Config.Interval)
 		nb := r.At.Add(interval + Backoff(st.failures, interval, s.rnd))
 		if nb.After(st.notBefore) {
@@ -349,7 +357,7 @@ func (a *Agent) settle(ctx context.Context, t Target, name string, r Result, bef
 		}
 		st.pending = true
 		fmt.Fprintf(a.Log, "monitor: %s: %s answered a failure %d time(s) in a row: its next probe waits until %s\n", t.Name, name, st.failures, st.notBefore.UTC().Format(time.RFC3339Nano))
-	} else {
+	} else if !registrySide(r.Verdict) {
 		st.failures = 0
 	}
 	s.mu.Unlock()
