@@ -148,3 +148,44 @@ func TestSlotsAndBackoff(t *testing.T) {
 		t.Error("due: the round passes to the next node after its period, not back to the last holder")
 	}
 }
+
+func TestConfigScaleFields(t *testing.T) {
+	c, err := ParseConfig([]byte("targets: [{name: app, image: reg.example/app:1}]\nfull_per_interval: 3\nregistry_budgets: [{registry: reg.example, requests_per_minute: 600}]\n"))
+	if err != nil || c.FullPerInterval != 3 || len(c.RegistryBudgets) != 1 || c.RegistryBudgets[0].RequestsPerMinute != 600 {
+		t.Fatalf("parsed %+v, %v", c, err)
+	}
+	if c, _ := ParseConfig([]byte("targets: [{name: app, image: reg.example/app:1}]\n")); c.FullPerInterval != 1 {
+		t.Errorf("default full_per_interval = %d, want 1", c.FullPerInterval)
+	}
+	for _, bad := range []string{
+		"registry_budgets: [{registry: reg.example, requests_per_minute: 0}]",
+		"registry_budgets: [{registry: reg.example/app, requests_per_minute: 10}]",
+		"full_per_interval: -1",
+	} {
+		if _, err := ParseConfig([]byte("targets: [{name: app, image: reg.example/app:1}]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestBudgetShare: an agent whose share of registry_budgets is spent puts
+// its probe off to a later slot, counted as deferred.
+func TestBudgetShare(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	a := &Agent{Config: Config{Interval: Duration(time.Minute), RegistryBudgets: []RegistryBudget{{Registry: "reg.example", RequestsPerMinute: 2}}},
+		Node: "n", Metrics: NewMetrics("n", "p", "test")}
+	a.init()
+	st := a.reg("reg.example")
+	if r := a.deferral("reg.example", now); r != "" {
+		t.Fatalf("first probe deferred: %s", r)
+	}
+	st.memo.OnRequest("reg.example", "manifest_head")
+	st.memo.OnRequest("reg.example", "token")
+	st.cost["app"] = 2
+	if r := a.deferral("reg.example", now.Add(10*time.Second)); r != "budget" {
+		t.Errorf("a probe with the share spent: %q, want budget", r)
+	}
+	if r := a.deferral("reg.example", now.Add(70*time.Second)); r != "" {
+		t.Errorf("a probe after the share refilled: deferred (%s)", r)
+	}
+}
