@@ -134,15 +134,21 @@ func (c *Coordinator) Claim(ctx context.Context, node, pool, target string, now 
 	var l Lease
 	err := c.Client.do(ctx, http.MethodGet, c.path(name), "", nil, &l)
 	if apiStatus(err) == http.StatusNotFound {
-		// The first node of the pool: it takes the HEAD round; the first
-		// full download is one full period later.
+		// The first node of the pool: it takes the HEAD round.
 		nl := Lease{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}
 		nl.Metadata.Name, nl.Metadata.Namespace = name, c.Namespace
 		nl.Metadata.Labels = map[string]string{"app.kubernetes.io/name": "pullpath-monitor"}
 		nl.Metadata.Annotations = map[string]string{annoPool: pool, annoTarget: target,
 			annoHeadAt: now.UTC().Format(time.RFC3339Nano), annoHeadHolder: node}
 		nl.Spec.HolderIdentity = node
-		nl.Spec.AcquireTime = now.UTC().Format(microTime)
+		// The pool's first full download falls at a phase of its own
+		// (a hash of pool and target), so that pools created together
+		// do not download together.
+		phase := time.Duration(0)
+		if fullPeriod > 0 {
+			phase = time.Duration(nameHash("full-phase", pool, target) % uint64(fullPeriod))
+		}
+		nl.Spec.AcquireTime = now.Add(-phase).UTC().Format(microTime)
 		nl.Spec.RenewTime = nl.Spec.AcquireTime
 		nl.Spec.LeaseDurationSeconds = max(int(fullPeriod.Seconds()), 1)
 		err = c.Client.do(ctx, http.MethodPost, c.path(""), "application/json", nl, nil)

@@ -115,10 +115,11 @@ func TestSlotsAndBackoff(t *testing.T) {
 	if SlotOffset("node-a", iv) != SlotOffset("node-a", iv) {
 		t.Fatal("a node's slot moved")
 	}
-	// 1,000 nodes over 10 buckets of 30 s: each within 2x of the mean.
+	// 1,000 nodes named as a scale set names them, over 10 buckets of
+	// 30 s: each within 2x of the mean.
 	buckets := make([]int, 10)
 	for i := range 1000 {
-		buckets[SlotOffset("aks-pool-"+string(rune('a'+i%26))+"-vmss"+time.Duration(i).String(), iv)/(30*time.Second)]++
+		buckets[SlotOffset(fmt.Sprintf("aks-poola-12345678-vmss%06d", i), iv)/(30*time.Second)]++
 	}
 	for i, n := range buckets {
 		if n > 200 || n < 50 {

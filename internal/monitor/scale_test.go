@@ -67,7 +67,9 @@ type simRun struct {
 //	go test -count=1 -timeout 60m -run TestScaleSimulation -v ./internal/monitor/
 func TestScaleSimulation(t *testing.T) {
 	// The measured window (12 intervals) holds every agent's token renewal.
-	runs := []simRun{{N: 36, Pools: simPools, Interval: 3 * time.Second, Measure: 12, Throttle: true}}
+	// At this N five pools' blob rounds (11 HEADs each) outweigh the
+	// nodes' own HEADs; three keep the mix nearer a real cluster's.
+	runs := []simRun{{N: 36, Pools: 3, Interval: 3 * time.Second, Measure: 12, Throttle: true}}
 	if v := os.Getenv(envScale); v != "" {
 		runs = nil
 		for _, f := range strings.Split(v, ",") {
@@ -96,8 +98,8 @@ func TestScaleSimulation(t *testing.T) {
 		r.retryWait = time.Duration(float64(r.Interval) * 1.5)
 		tables = append(tables, runSimulation(t, srv, tokenFile, r))
 	}
-	t.Logf("scale simulation (one simulated interval = 5 real minutes; full_interval = %d intervals; token lifetime %d intervals; %d-layer image; %d pools; k = %d):\n%s",
-		simFullIntervals, simTokenInterval, simLayers, simPools, simK, strings.Join(tables, "\n"))
+	t.Logf("scale simulation (one simulated interval = 5 real minutes; full_interval = %d intervals; token lifetime %d intervals; %d-layer image; k = %d):\n%s",
+		simFullIntervals, simTokenInterval, simLayers, simK, strings.Join(tables, "\n"))
 }
 
 // lockedBuffer collects the agents' logs.
@@ -227,7 +229,8 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 	}
 	for _, a := range agents {
 		res := a.Results()
-		if len(res) != 1 || !res[0].Verdict.OK && res[0].Verdict.Cause != "registry.ratelimit" {
+		// The end of the run may cut a probe short (unknown.interrupted).
+		if len(res) != 1 || !res[0].Verdict.OK && res[0].Verdict.Cause != "registry.ratelimit" && res[0].Verdict.Cause != "unknown.interrupted" {
 			t.Errorf("N=%d: agent %s ended with %+v", r.N, a.Node, res)
 			break
 		}
@@ -263,6 +266,7 @@ type simStats struct {
 	challenges int            // 401 answers
 	bytes      int64
 	perSecond  []int
+	secKinds   []map[string]int // the kinds of each second
 	fulls      map[string][]int // pool → full downloads per full_interval window
 	fullTotal  int
 }
@@ -275,6 +279,10 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 	st := simStats{window: t1.Sub(t0), kinds: map[string]int{}, fulls: map[string][]int{}}
 	secs := int(st.window / time.Second)
 	st.perSecond = make([]int, max(secs, 1))
+	st.secKinds = make([]map[string]int, len(st.perSecond))
+	for i := range st.secKinds {
+		st.secKinds[i] = map[string]int{}
+	}
 	full := simFullIntervals * r.Interval
 	windows := int(st.window / full)
 	for p := range r.Pools {
@@ -296,6 +304,7 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 		}
 		if i := int(q.At.Sub(t0) / time.Second); i < len(st.perSecond) {
 			st.perSecond[i]++
+			st.secKinds[i][q.Kind]++
 		}
 		if q.Kind == lab.KindBlobGet && q.Host == lab.HostRegistry {
 			// One full download is a burst of blob GETs from one node.
@@ -370,7 +379,9 @@ func (st simStats) table(r simRun) string {
 	fmt.Fprintf(&b, "  %-16s %10d %14.1f\n", "total", st.total(), st.perRealMinute(st.total(), r))
 	fmt.Fprintf(&b, "  %-16s %10d %14.1f   (of which 401 challenges: %d)\n", "blob host", st.blobHost, st.perRealMinute(st.blobHost, r), st.challenges)
 	peak, mean := st.peakMean()
-	fmt.Fprintf(&b, "  peak second %d requests, mean %.1f (%.2fx)\n", peak, mean, float64(peak)/mean)
+	top := slices.Index(st.perSecond, peak)
+	fmt.Fprintf(&b, "  peak second %d requests, mean %.1f (%.2fx); the peak second held %v\n", peak, mean, float64(peak)/mean, st.secKinds[top])
+	fmt.Fprintf(&b, "  requests per second: %v\n", st.perSecond)
 	windows := int(st.window / (simFullIntervals * r.Interval))
 	fmt.Fprintf(&b, "  full downloads: %d in %d full_interval(s) over %d pools; at most %d per pool per full_interval (k = %d)\n", st.fullTotal, windows, r.Pools, st.maxFulls(), simK)
 	fmt.Fprintf(&b, "  bytes per full_interval: %.1f MiB\n", float64(st.bytes)/(float64(st.window)/float64(simFullIntervals*r.Interval))/(1<<20))
@@ -392,7 +403,7 @@ func (st simStats) manifestPerNode(r simRun) float64 {
 // full_interval.
 func formula(n int, r simRun) float64 {
 	I := DefaultInterval.Minutes()
-	T := float64(simTokenInterval) * 0.9 // less the margin of a tenth
+	T := float64(simTokenInterval) * 0.9 * 0.875 // less the margin of a tenth and the mean of the random quarter
 	B := float64(simLayers + 1)
 	P := float64(r.Pools)
 	F := simFullIntervals * I
@@ -401,8 +412,11 @@ func formula(n int, r simRun) float64 {
 
 func (st simStats) check(r simRun) []string {
 	var fails []string
-	if p := st.manifestPerNode(r); p > 1000 {
-		fails = append(fails, fmt.Sprintf("projected %.0f manifest requests per minute at %d nodes, want at most 1000 (one per node per interval)", p, projectNodes))
+	// One manifest request per node per interval; a node whose slot sits
+	// at the window's edge may fall in it once more.
+	if n := st.kinds[lab.KindManifestHead] + st.kinds[lab.KindManifestGet]; n > r.N*(r.Measure+1) {
+		fails = append(fails, fmt.Sprintf("%d manifest requests from %d nodes in %d intervals (projected %.0f per minute at %d nodes), want at most one per node per interval",
+			n, r.N, r.Measure, st.manifestPerNode(r), projectNodes))
 	}
 	if p, f := st.projected(r), formula(projectNodes, r); p > 1.1*f {
 		fails = append(fails, fmt.Sprintf("projected %.0f requests per minute at %d nodes, more than the footprint formula's %.0f (+10%%)", p, projectNodes, f))

@@ -1,7 +1,8 @@
 package monitor
 
 import (
-	"hash/fnv"
+	"crypto/sha256"
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -10,11 +11,12 @@ import (
 )
 
 // nameHash is a stable hash of a node name (and a salt): the same node gets
-// the same slot after every restart, on every build.
+// the same slot after every restart, on every build. SHA-256, not FNV: node
+// names differ in their last characters (vmss000001, vmss000002), and
+// FNV's low bits, which a modulo keeps, barely change with them.
 func nameHash(parts ...string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(strings.Join(parts, "\x00")))
-	return h.Sum64()
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return binary.BigEndian.Uint64(sum[:8])
 }
 
 // SlotOffset is where in every interval a node's rounds fall: a stable hash

@@ -3,6 +3,7 @@ package registry
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -112,6 +113,11 @@ func (m *Memo) putToken(key, auth string, ttl time.Duration) {
 		ttl = defaultTokenTTL
 	}
 	ttl -= min(tokenMargin, ttl/10)
+	// A random part of up to a quarter more: agents started together
+	// (a rollout) renew their tokens in different rounds, not all at once.
+	if q := int64(ttl / 4); q > 0 {
+		ttl -= time.Duration(rand.Int64N(q))
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tokens == nil {

@@ -92,7 +92,7 @@ func StartWith(t testing.TB, o Options) *Server {
 		hosts := filepath.Join(dir, "hosts")
 		writeFile(t, hosts, "127.0.0.1 localhost\n")
 		wrap = []string{unshare, "--mount", "--propagation", "private", "sh", "-c",
-			`mount --bind "$0" /etc/resolv.conf && mount --bind "$1" /etc/hosts && shift 2 && exec "$@"`, o.ResolvConf, hosts}
+			`mount --bind "$1" /etc/resolv.conf && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"`, "sh", o.ResolvConf, hosts}
 	}
 	start := func(t testing.TB, logFile, bin string, args ...string) {
 		t.Helper()
