@@ -15,15 +15,16 @@ var FS embed.FS
 
 // Files maps each document kind to its schema file in FS.
 var Files = map[string]string{
-	"ProbeReport":    "probereport.schema.json",
-	"ExplainReport":  "explainreport.schema.json",
-	"DiagnoseReport": "diagnosereport.schema.json",
-	"DemoReport":     "demoreport.schema.json",
-	"CauseList":      "causelist.schema.json",
-	"VersionInfo":    "versioninfo.schema.json",
-	"MonitorStatus":  "monitorstatus.schema.json",
-	"MonitorResults": "monitorresults.schema.json",
-	"AzureReport":    "azurereport.schema.json",
+	"ProbeReport":       "probereport.schema.json",
+	"ExplainReport":     "explainreport.schema.json",
+	"DiagnoseReport":    "diagnosereport.schema.json",
+	"DemoReport":        "demoreport.schema.json",
+	"CauseList":         "causelist.schema.json",
+	"VersionInfo":       "versioninfo.schema.json",
+	"MonitorStatus":     "monitorstatus.schema.json",
+	"MonitorResults":    "monitorresults.schema.json",
+	"MonitorNodeResult": "monitornoderesult.schema.json",
+	"AzureReport":       "azurereport.schema.json",
 }
 
 // Base is the URL prefix of every schema's $id.

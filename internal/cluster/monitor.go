@@ -21,6 +21,9 @@ type MonitoredNode struct {
 	Created time.Time
 	// Condition is the agent's condition (nil when no agent reported).
 	Condition *corev1.NodeCondition
+	// Result is the agent's result annotation (resultAnnotation), "" when
+	// there is none.
+	Result string
 	// WatchedPods counts running pods on the node whose containers use one
 	// of the watched images; -1 when pods could not be listed (RBAC).
 	WatchedPods int
@@ -31,6 +34,12 @@ type MonitoredNode struct {
 // spec; a tag and a digest of the same image are different strings). With no
 // images, or without list on pods, WatchedPods is -1.
 func MonitoredNodes(ctx context.Context, cs kube.Interface, conditionType string, images []string) ([]MonitoredNode, error) {
+	return MonitoredNodesWithResult(ctx, cs, conditionType, "", images)
+}
+
+// MonitoredNodesWithResult is MonitoredNodes that also reads each node's
+// annotation resultAnnotation (the agent's structured result).
+func MonitoredNodesWithResult(ctx context.Context, cs kube.Interface, conditionType, resultAnnotation string, images []string) ([]MonitoredNode, error) {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
@@ -56,6 +65,9 @@ func MonitoredNodes(ctx context.Context, cs kube.Interface, conditionType string
 		n := &nodes.Items[i]
 		pool, _ := poolOf(n)
 		m := MonitoredNode{Name: n.Name, Pool: pool, Created: n.CreationTimestamp.Time, WatchedPods: -1}
+		if resultAnnotation != "" {
+			m.Result = n.Annotations[resultAnnotation]
+		}
 		if counted {
 			m.WatchedPods = pods[n.Name]
 		}

@@ -123,6 +123,10 @@ type Options struct {
 	// each layer of team/app. The default is 64 KiB; the benchmark tier uses
 	// 128 MiB × 8. corrupt/app and multi/app always have 3 layers of 64 KiB.
 	LayerSize int64
+	// TokenTTL is the lifetime of the tokens the token host issues (its
+	// expires_in). The default is 5 minutes; the monitor's scale
+	// simulation shortens it with its intervals.
+	TokenTTL time.Duration
 	// Log receives the registry's log (logrus's standard logger, which is
 	// process-wide) and the HTTP servers' errors. The default discards them.
 	Log io.Writer
@@ -174,6 +178,7 @@ type Lab struct {
 	hostsFile   map[string]netip.Addr
 	app         *handlers.App
 	blobs       *blobHost
+	counter     *counter
 	setupSecret string
 	pusherPass  string
 	transport   *http.Transport
@@ -300,9 +305,10 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 
 	errLog := log.New(opts.Log, "lab: ", 0)
 	handlersByListener := []http.Handler{reg, tokens, l.blobs, reg} // registry, auth, blob, mirror
+	l.counter = &counter{secret: l.setupSecret}
 	for i, ln := range httpLns {
 		srv := &http.Server{
-			Handler:           handlersByListener[i],
+			Handler:           l.counter.wrap(listenerHosts[i], handlersByListener[i]),
 			TLSConfig:         l.certs.tlsConfig(),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       60 * time.Second,
@@ -636,6 +642,7 @@ func (l *Lab) newTokenService(now time.Time) (*tokenService, []byte, error) {
 		users:   map[string]string{l.Username: l.Password, "pusher": l.pusherPass},
 		public:  map[string]bool{"team": true, "multi": true, "foreign": true},
 		now:     time.Now,
+		ttl:     l.opts.TokenTTL,
 	}, certPEM, nil
 }
 

@@ -17,8 +17,15 @@ import (
 	"time"
 )
 
-// tokenTTL is how long an issued registry token is valid.
+// tokenTTL is how long an issued registry token is valid by default.
 const tokenTTL = 5 * time.Minute
+
+func (ts *tokenService) lifetime() time.Duration {
+	if ts.ttl > 0 {
+		return ts.ttl
+	}
+	return tokenTTL
+}
 
 // tokenService is the lab's Docker token service (the registry's realm). It
 // speaks both forms containerd uses: GET with optional basic auth
@@ -40,6 +47,7 @@ type tokenService struct {
 	users   map[string]string // user → password
 	public  map[string]bool   // repository prefixes anonymous may pull
 	now     func() time.Time
+	ttl     time.Duration // lifetime of an issued token (Options.TokenTTL)
 }
 
 // signerCertPEM is a self-signed certificate for the token signing key.
@@ -247,7 +255,7 @@ func (ts *tokenService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := ts.sign(claims{
 		Issuer: ts.issuer, Subject: subject, Audience: ts.service,
-		Expires: now.Add(tokenTTL).Unix(), NotBefore: now.Add(-time.Minute).Unix(), IssuedAt: now.Unix(),
+		Expires: now.Add(ts.lifetime()).Unix(), NotBefore: now.Add(-time.Minute).Unix(), IssuedAt: now.Unix(),
 		ID: hex.EncodeToString(jti), Access: granted,
 	})
 	if err != nil {
@@ -257,7 +265,7 @@ func (ts *tokenService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"token": tok, "access_token": tok, "expires_in": int(tokenTTL.Seconds()),
+		"token": tok, "access_token": tok, "expires_in": int(ts.lifetime().Seconds()),
 		"issued_at": now.UTC().Format(time.RFC3339),
 	})
 }

@@ -60,6 +60,14 @@ type Agent struct {
 	// Probe runs one probe; the default is probe.Run.
 	Probe func(ctx context.Context, image string, o probe.Options) (*probe.Report, error)
 	Now   func() time.Time
+	// Coord hands the pool's blob-HEAD rounds and full downloads to one
+	// node at a time through Leases (rounds.go). Without it, or without
+	// access to Leases, the node's name chooses them.
+	Coord *Coordinator
+	// RetryAfterScale multiplies every Retry-After the registries send;
+	// 0 means 1. Only the scale simulation, whose intervals are
+	// compressed, sets it.
+	RetryAfterScale float64
 
 	mu       sync.Mutex
 	results  map[string]Result
@@ -71,6 +79,7 @@ type Agent struct {
 	// providers keeps the kubelet credential providers' answers for their
 	// cacheDuration, as the kubelet does, across rounds.
 	providers *nodeview.ProviderCache
+	sched     schedState // rounds.go
 }
 
 func (a *Agent) init() {
@@ -95,45 +104,64 @@ func (a *Agent) init() {
 	}
 }
 
-// Round probes every target once and reports the results. The first round
-// after FullInterval has passed downloads every layer in full, within the
-// byte budget.
-func (a *Agent) Round(ctx context.Context) []Result {
+// Round probes every target once and reports the results. Each target's
+// mode comes from plan (rounds.go): the node's own walk every interval, and
+// the pool's blob-HEAD round or full download when this node takes it.
+func (a *Agent) Round(ctx context.Context) []Result { return a.round(ctx, false) }
+
+// round is Round; with catchUp it probes only the targets of registries
+// whose Retry-After or backoff has just passed (the others keep their slot).
+func (a *Agent) round(ctx context.Context, catchUp bool) []Result {
 	a.mu.Lock()
 	a.init()
 	now := a.Now()
 	if !a.started {
 		a.started, a.lastFull = true, now
 	}
-	full := a.Config.FullInterval > 0 && now.Sub(a.lastFull) >= time.Duration(a.Config.FullInterval)
-	if full {
-		a.lastFull = now
-	}
 	a.mu.Unlock()
 
 	budget := a.Config.FullByteBudget
 	out := make([]Result, 0, len(a.Config.Targets))
+	before := a.sched.sent()
 	for _, t := range a.Config.Targets {
 		if ctx.Err() != nil {
 			break
 		}
-		mode := a.Config.Blobs
-		if full {
+		reg := registryOf(t.Image)
+		if catchUp && !a.sched.pendingDue(reg, now) {
+			continue
+		}
+		if reason := a.deferral(reg, now); reason != "" {
+			a.Metrics.Deferred(reg, reason)
+			a.mu.Lock()
+			r, ok := a.results[t.Name]
+			a.mu.Unlock()
+			if ok {
+				out = append(out, r)
+			}
+			continue
+		}
+		mode, claimed := a.plan(ctx, t, now)
+		if mode == BlobsFull {
 			a.mu.Lock()
 			size, known := a.sizes[t.Name]
 			a.mu.Unlock()
 			if known && size > budget {
 				a.Metrics.FullSkipped(t.Name)
 				fmt.Fprintf(a.Log, "monitor: %s: full download skipped: %d bytes exceed the round's remaining budget of %d\n", t.Name, size, budget)
-			} else {
-				mode = BlobsFull
+				mode = BlobsHead
 			}
 		}
+		tb := a.sched.sent()
 		r := a.probeOne(ctx, t, mode)
 		if mode == BlobsFull {
 			budget -= a.sizes[t.Name]
 		}
+		a.settle(ctx, t, reg, r, tb, claimed)
 		out = append(out, r)
+	}
+	if sent := a.sched.sent().minus(before); len(out) > 0 {
+		fmt.Fprintf(a.Log, "monitor: round: %s\n", sent)
 	}
 	a.report(ctx, out)
 	return out
@@ -152,7 +180,7 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	a.mu.Unlock()
 	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
 		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig),
-		ProviderCache: a.providers}
+		ProviderCache: a.providers, Memo: a.memo(registryOf(t.Image)), Walk: true}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
 	if err != nil {
@@ -347,6 +375,7 @@ func (a *Agent) report(ctx context.Context, results []Result) {
 	a.mu.Lock()
 	a.cond = &c
 	a.mu.Unlock()
+	a.writeResult(ctx)
 }
 
 // Run probes every Interval until ctx ends, serving metrics on ln (when not
@@ -360,18 +389,27 @@ func (a *Agent) Run(ctx context.Context, ln net.Listener) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	tick := time.NewTicker(time.Duration(a.Config.Interval))
-	defer tick.Stop()
+	interval := time.Duration(a.Config.Interval)
+	offset := SlotOffset(a.Node, interval)
+	fmt.Fprintf(a.Log, "monitor: rounds at %s past every %s (from the node name's hash)\n", offset.Round(time.Millisecond), interval)
 	for {
-		a.Round(ctx)
+		now := a.Now()
+		next := NextSlot(now, interval, offset)
+		catchUp := false
+		if at, ok := a.sched.nextPending(); ok && at.Before(next) {
+			next, catchUp = at, true
+		}
+		t := time.NewTimer(next.Sub(now))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			if errors.Is(ctx.Err(), context.Canceled) {
 				return nil
 			}
 			return ctx.Err()
-		case <-tick.C:
+		case <-t.C:
 		}
+		a.round(ctx, catchUp)
 	}
 }
 

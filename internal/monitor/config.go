@@ -47,12 +47,27 @@ type Config struct {
 	// targets; a target that would exceed it is probed in head mode
 	// instead, and pullpath_full_skipped_total says so.
 	FullByteBudget int64 `json:"full_byte_budget,omitempty"`
+	// FullPerInterval is k: how many nodes of each pool download each
+	// target in full per FullInterval (one at a time, holding the pool's
+	// Lease). The default is 1.
+	FullPerInterval int `json:"full_per_interval,omitempty"`
+	// RegistryBudgets are optional cluster-wide request budgets, per
+	// registry (the image reference's host), in requests per minute; each
+	// agent keeps to its share (the budget divided by the number of nodes).
+	RegistryBudgets []RegistryBudget `json:"registry_budgets,omitempty"`
 	// Timeout is each network step's deadline; Deadline one probe's.
 	Timeout  Duration `json:"timeout,omitempty"`
 	Deadline Duration `json:"deadline,omitempty"`
 	// DockerConfig is a docker config.json (a mounted dockerconfigjson
 	// Secret) to take credentials from; empty means anonymous.
 	DockerConfig string `json:"docker_config,omitempty"`
+}
+
+// RegistryBudget is the requests per minute the whole cluster's agents may
+// send one registry.
+type RegistryBudget struct {
+	Registry          string `json:"registry"`
+	RequestsPerMinute int    `json:"requests_per_minute"`
 }
 
 // Target is one watched image.
@@ -148,6 +163,9 @@ func (c *Config) defaults() {
 	if c.FullByteBudget == 0 {
 		c.FullByteBudget = DefaultFullByteBudget
 	}
+	if c.FullPerInterval == 0 {
+		c.FullPerInterval = 1
+	}
 	if c.Timeout == 0 {
 		c.Timeout = Duration(DefaultTimeout)
 	}
@@ -187,6 +205,17 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout <= 0 || c.Deadline <= 0 {
 		return fmt.Errorf("timeout and deadline must be positive")
+	}
+	if c.FullPerInterval < 0 {
+		return fmt.Errorf("invalid full_per_interval %d: want how many nodes per pool download in full per full_interval (1 or more)", c.FullPerInterval)
+	}
+	for i, b := range c.RegistryBudgets {
+		if b.Registry == "" || strings.ContainsAny(b.Registry, "/ ") {
+			return fmt.Errorf("registry_budgets[%d]: invalid registry %q: want a registry host as image references name it, e.g. myacr.azurecr.io", i, b.Registry)
+		}
+		if b.RequestsPerMinute <= 0 {
+			return fmt.Errorf("registry_budgets[%d] (%s): invalid requests_per_minute %d: want a positive number", i, b.Registry, b.RequestsPerMinute)
+		}
 	}
 	if c.FullByteBudget < 0 {
 		return fmt.Errorf("invalid full_byte_budget %d: want a positive number of bytes", c.FullByteBudget)

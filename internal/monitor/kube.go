@@ -195,7 +195,7 @@ func (c *NodeClient) do(ctx context.Context, method, path, contentType string, b
 		if st.Message == "" {
 			st.Message = http.StatusText(resp.StatusCode)
 		}
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, redact.String(st.Message))
+		return &APIError{Code: resp.StatusCode, Err: fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, redact.String(st.Message))}
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -203,4 +203,21 @@ func (c *NodeClient) do(ctx context.Context, method, path, contentType string, b
 		}
 	}
 	return nil
+}
+
+// APIError is an API server answer other than 2xx.
+type APIError struct {
+	Code int
+	Err  error
+}
+
+func (e *APIError) Error() string { return e.Err.Error() }
+
+// apiStatus is the HTTP status of an API server error, 0 when it is none.
+func apiStatus(err error) int {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Code
+	}
+	return 0
 }

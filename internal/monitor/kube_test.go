@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/schematest"
 )
 
 // applyRBAC creates the objects of deploy/monitor/rbac.yaml.
@@ -131,6 +132,9 @@ func TestAgentNodeCondition(t *testing.T) {
 	healthy, broken := scenario(t, l, "healthy"), scenario(t, l, "dns-resolver-down")
 	a := newAgent(l, healthy.Root, Config{Targets: []Target{{Name: "app", Image: healthy.Image, Platform: healthy.Platform}}, Timeout: Duration(2 * time.Second)})
 	a.Client, a.Node = client, node.Name
+	a.Coord = &Coordinator{Client: client, Namespace: "pullpath"}
+	logs := &lockedBuffer{}
+	a.Log = logs
 	cond := func() corev1.NodeCondition {
 		t.Helper()
 		got, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
@@ -156,7 +160,18 @@ func TestAgentNodeCondition(t *testing.T) {
 
 	a.Round(ctx)
 	if c := cond(); c.Status != corev1.ConditionTrue || c.Reason != "PullPathWorks" {
-		t.Fatalf("after a healthy round: %+v", c)
+		t.Fatalf("after a healthy round: %+v\n%s", c, logs)
+	}
+	// The pool's Lease, created and taken with the agent's own RBAC.
+	lease, err := cs.CoordinationV1().Leases("pullpath").Get(ctx, LeaseName(a.Pool, "app"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the pool's Lease: %v\n%s", err, logs)
+	}
+	if h := lease.Spec.HolderIdentity; h == nil || *h != node.Name || lease.Annotations[annoHeadHolder] != node.Name {
+		t.Errorf("the Lease's holders: %v, %q; want %s", lease.Spec.HolderIdentity, lease.Annotations[annoHeadHolder], node.Name)
+	}
+	if strings.Contains(logs.String(), "instead of the pool's Lease") {
+		t.Errorf("the agent fell back from the Leases with deploy/monitor's RBAC:\n%s", logs)
 	}
 	if n := len(events()); n != 0 {
 		t.Errorf("%d events after the first round, want none (no transition yet)", n)
@@ -179,9 +194,20 @@ func TestAgentNodeCondition(t *testing.T) {
 		t.Fatalf("events after breaking: %+v", ev)
 	}
 
-	// status, as `pullpath monitor status` folds it.
+	// The structured result, written with the agent's RBAC.
+	got, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := got.Annotations[ResultAnnotation]
+	schematest.Validate(t, "MonitorNodeResult", doc)
+	if r, ok := ParseNodeResult(doc); !ok || len(r.Targets) != 1 || r.Targets[0].Cause != "dns.unreachable" || r.Targets[0].OK {
+		t.Errorf("the node's %s annotation: %s", ResultAnnotation, doc)
+	}
+	// status, as `pullpath monitor status` folds it: from the annotation,
+	// with a condition message it could not parse.
 	st := Aggregate([]NodeRecord{{Name: node.Name, Pool: n.Pool(), Condition: &Condition{Type: ConditionType, Status: string(c.Status), Reason: c.Reason,
-		Message: c.Message, LastTransitionTime: c.LastTransitionTime.UTC().Format(time.RFC3339)}, WatchedPods: 0}})
+		Message: "unparsable", LastTransitionTime: c.LastTransitionTime.UTC().Format(time.RFC3339)}, Result: doc, WatchedPods: 0}})
 	if p := st.Pools[0]; p.State != PoolBroken || p.Cause != "dns.unreachable" || p.Owner != "dns" {
 		t.Errorf("status of the broken pool: %+v", p)
 	}
@@ -203,7 +229,7 @@ func TestAgentNodeCondition(t *testing.T) {
 		t.Errorf("no PullPathRepaired event: %v", reasons)
 	}
 	// The kubelet's own condition is untouched by the merge.
-	got, _ := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+	got, _ = cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
 	kept := false
 	for _, c := range got.Status.Conditions {
 		kept = kept || (c.Type == corev1.NodeReady && c.Reason == "KubeletReady")

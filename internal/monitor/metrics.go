@@ -33,6 +33,11 @@ type Metrics struct {
 	dnsPrivate  *prometheus.GaugeVec
 	probes      *prometheus.CounterVec
 	fullSkipped *prometheus.CounterVec
+
+	requests  *prometheus.CounterVec
+	throttled *prometheus.CounterVec
+	deferred  *prometheus.CounterVec
+	holder    *prometheus.GaugeVec
 }
 
 // NewMetrics registers the agent's series, labelled node and pool, on a new
@@ -62,6 +67,11 @@ func NewMetrics(node, pool, version string) *Metrics {
 		dnsPrivate:  gauge("pullpath_dns_resolved_private", "Whether the node's resolver answered the host with a private address (1) or a public one (0), e.g. when the private DNS zone is not visible.", "target", "host"),
 		probes:      counter("pullpath_probes_total", "Probes run, by result (success or failure).", "target", "result"),
 		fullSkipped: counter("pullpath_full_skipped_total", "Full verified downloads replaced by a HEAD probe because the round's byte budget was spent.", "target"),
+		requests:    counter("pullpath_registry_requests_total", "Requests this agent sent, by registry (the image reference's host) and kind (token, manifest_head, manifest_get, blob_head, blob_get, other).", "registry", "kind"),
+		throttled:   counter("pullpath_registry_throttled_total", "429 and 503 answers this agent received from the registry (its token and blob hosts included).", "registry"),
+		deferred:    counter("pullpath_registry_deferred_total", "Probes of a registry's targets this agent put off, by reason: retry-after (the registry asked to wait), backoff (after failures the registry answered) or budget (the agent's share of registry_budgets is spent).", "registry", "reason"),
+		// The pool label is the registerer's constant one.
+		holder: gauge("pullpath_full_round_holder", "1 while this node holds the pool's full download of the target (its Lease), 0 otherwise: the pool's full-download result is this node's.", "target"),
 	}
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "pullpath_build_info", Help: "The agent's build: version and Go version; always 1."}, []string{"version", "goversion"})
 	r.MustRegister(info)
@@ -110,6 +120,20 @@ func (m *Metrics) Observe(target string, rep *probe.Report, at time.Time) {
 
 // FullSkipped counts a full download replaced by HEAD for lack of budget.
 func (m *Metrics) FullSkipped(target string) { m.fullSkipped.WithLabelValues(target).Inc() }
+
+// Request counts one request sent to registry.
+func (m *Metrics) Request(registry, kind string) { m.requests.WithLabelValues(registry, kind).Inc() }
+
+// Throttled counts a 429 or 503 answer of registry.
+func (m *Metrics) Throttled(registry string) { m.throttled.WithLabelValues(registry).Inc() }
+
+// Deferred counts a probe put off.
+func (m *Metrics) Deferred(registry, reason string) {
+	m.deferred.WithLabelValues(registry, reason).Inc()
+}
+
+// Holder records whether this node holds the pool's full round of target.
+func (m *Metrics) Holder(target string, held bool) { m.holder.WithLabelValues(target).Set(b2f(held)) }
 
 // Forget drops every series of a target that is no longer configured.
 func (m *Metrics) Forget(target string) {

@@ -20,6 +20,9 @@ type NodeRecord struct {
 	Pool      string
 	Created   time.Time
 	Condition *Condition // the PullPathReady condition, nil when no agent reported
+	// Result is the agent's ResultAnnotation, "" when it wrote none (an
+	// older agent: the condition's message is parsed instead).
+	Result string
 	// WatchedPods is how many running pods on the node use a watched image
 	// (or the workload asked about); -1 when unknown.
 	WatchedPods int
@@ -65,10 +68,26 @@ type Status struct {
 	Healthy    bool         `json:"healthy"`
 }
 
-// failingRE is compiled on first use, not at every start of the node binary.
+// failingRE reads the condition message of agents older than the result
+// annotation. It is compiled on first use, not at every start of the node
+// binary.
 var failingRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`layer (\S+) cause (\S+) owner (\S*) role (\S*) endpoint (\S*): `)
 })
+
+// firstFailing is the first failing target of a node's result annotation.
+func firstFailing(annotation string) (TargetResult, bool) {
+	d, ok := ParseNodeResult(annotation)
+	if !ok {
+		return TargetResult{}, false
+	}
+	for _, t := range d.Targets {
+		if !t.OK {
+			return t, true
+		}
+	}
+	return TargetResult{}, false
+}
 
 // Aggregate folds node records into one status per pool.
 func Aggregate(nodes []NodeRecord) Status {
@@ -102,7 +121,10 @@ func Aggregate(nodes []NodeRecord) Status {
 			// The condition is read from the API server: what reaches
 			// output passes the redactor.
 			p.Message = redact.String(c.Message)
-			if m := failingRE().FindStringSubmatch(p.Message); m != nil {
+			p.Layer, p.Cause, p.Owner, p.Role, p.Endpoint = "", "", "", "", ""
+			if f, ok := firstFailing(n.Result); ok {
+				p.Layer, p.Cause, p.Owner, p.Role, p.Endpoint = string(f.Layer), f.Cause, string(f.Owner), string(f.Role), redact.String(f.Endpoint)
+			} else if m := failingRE().FindStringSubmatch(p.Message); m != nil {
 				p.Layer, p.Cause, p.Owner, p.Role, p.Endpoint = m[1], m[2], m[3], m[4], m[5]
 			} else {
 				p.Cause = c.Reason

@@ -2,8 +2,12 @@ package monitor
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/schematest"
 )
 
 func TestAggregate(t *testing.T) {
@@ -53,5 +57,40 @@ func TestAggregate(t *testing.T) {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("text output lacks %q:\n%s", s, out.String())
 		}
+	}
+}
+
+// TestAggregateReadsResultAnnotation: status takes layer, cause, owner, role
+// and endpoint from the agent's structured result, not from the condition's
+// prose; a node with no annotation (an older agent) is still read from its
+// message. The annotation validates against its schema.
+func TestAggregateReadsResultAnnotation(t *testing.T) {
+	v := failing("tls.untrusted", "tls", "pki", "blob", "blob.example:443")
+	res := []Result{{Target: "app", Image: "reg.example/app:1", Verdict: v, Since: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
+	doc, err := json.Marshal(NewNodeResult("a-0", "a", res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Validate(t, "MonitorNodeResult", string(doc))
+	schematest.RejectsEdits(t, "MonitorNodeResult", string(doc),
+		schematest.Edit{Name: "kind renamed", Old: `"kind":"MonitorNodeResult"`, New: `"kind":"MonitorResult"`},
+		schematest.Edit{Name: "cause dropped", Old: `"cause":"tls.untrusted",`, New: ``})
+
+	cond := NodeCondition(res)
+	// A message an old parser would misread: the annotation wins.
+	cond.Message = "pullpath: app: layer route cause route.timeout owner network role registry endpoint wrong:443: prose"
+	cond.LastTransitionTime = "2026-12-01T09:00:00Z"
+	old := NodeCondition([]Result{{Target: "app", Verdict: failing("dns.nxdomain", "dns", "dns", "registry", "reg.example:443")}})
+	old.LastTransitionTime = "2026-12-01T09:00:00Z"
+	st := Aggregate([]NodeRecord{
+		{Name: "a-0", Pool: "a", Condition: &cond, Result: string(doc)},
+		{Name: "b-0", Pool: "b", Condition: &old, Result: `{"kind":"SomethingElse"}`},
+	})
+	a, b := st.Pools[0], st.Pools[1]
+	if a.Layer != "tls" || a.Cause != "tls.untrusted" || a.Owner != "pki" || a.Role != "blob" || a.Endpoint != "blob.example:443" {
+		t.Errorf("pool a from the annotation = %+v", a)
+	}
+	if b.Cause != "dns.nxdomain" || b.Layer != "dns" || b.Endpoint != "reg.example:443" {
+		t.Errorf("pool b from the old message = %+v", b)
 	}
 }

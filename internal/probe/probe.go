@@ -7,9 +7,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,15 @@ type Options struct {
 	// with tokenAttributes (KEP-4412) is run for, with a token for the
 	// audience the provider's config names (probe --service-account).
 	ServiceAccount func(ctx context.Context, audience string) (*nodeview.ServiceAccount, error)
+	// Memo, when set, keeps tokens and manifests from one probe to the
+	// next, counts the registry requests and holds Retry-After (the
+	// monitor agent's cheap rounds; registry/memo.go).
+	Memo *registry.Memo
+	// Walk, with Memo, also walks DNS, route and TLS to every host an
+	// earlier pull from the same plan host touched (the token realm, the
+	// blob host) that this probe did not reach, so that a probe served
+	// from the Memo still sees the node's path to each of them.
+	Walk bool
 }
 
 func (o *Options) defaults() {
@@ -283,9 +294,50 @@ func (p *prober) run(ctx context.Context, image string) error {
 	p.routeCredentials(hosts, domain, repo, attempts[0])
 
 	// 4-6, once for each credential the kubelet would try (kubeletcreds.go).
-	return p.tryEach(attempts, func(a attempt) error {
+	err = p.tryEach(attempts, func(a attempt) error {
 		return p.pull(ctx, plan, domain, repo, ref, a.creds, a.reachesMirrors())
 	})
+	if err == nil && p.o.Walk {
+		err = p.walk(ctx, plan)
+	}
+	return err
+}
+
+// walk dials (DNS, route, TLS) every host an earlier pull from a plan host
+// touched and this one did not: with a kept token and manifest the token
+// realm and the blob host get no request, but the node's path to them is
+// still checked every probe.
+func (p *prober) walk(ctx context.Context, plan []planned) error {
+	reached := map[string]bool{}
+	for _, ep := range p.tr.endpoints() {
+		reached[net.JoinHostPort(ep.Host, strconv.Itoa(ep.Port))] = true
+	}
+	for _, pl := range plan {
+		hosts := p.o.Memo.Hosts(pl.host.Host)
+		for _, endpoint := range registry.SortedHosts(hosts) {
+			u, err := url.Parse(endpoint)
+			if err != nil || reached[u.Host] {
+				continue
+			}
+			reached[u.Host] = true
+			p.tr.setRole(u.Host, verdict.Role(hosts[endpoint]))
+			var tlsCfg *tls.Config
+			if u.Scheme == "https" {
+				if tlsCfg = pl.host.TLS; tlsCfg == nil {
+					tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
+				}
+			}
+			conn, err := p.tr.dial(ctx, u.Host, tlsCfg)
+			if err != nil {
+				if _, ok := verdict.AsError(err); !ok {
+					err = verdict.Wrap("route.unreachable", verdict.Role(hosts[endpoint]), endpoint, err)
+				}
+				return err
+			}
+			conn.Close()
+		}
+	}
+	return nil
 }
 
 // planned is one host of the plan that may resolve or pull, with the HTTP
@@ -322,6 +374,7 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			PlainHTTP: pl.plain,
 			OnWarning: p.tr.foreign,
 			SmallMSS:  pl.smallMSS,
+			Memo:      p.o.Memo,
 		}
 		sessions = append(sessions, s)
 		p.sessions = append(p.sessions, s)

@@ -118,9 +118,13 @@ type Session struct {
 	// SmallMSS, when set, runs the path-MTU test of a stalled blob or
 	// manifest download (progress.go). The default is no test.
 	SmallMSS SmallMSSClient
+	// Memo, when set, keeps tokens and manifests between sessions, counts
+	// the requests and holds each host's Retry-After (memo.go).
+	Memo *Memo
 
 	mu         sync.Mutex
 	authHeader string            // "Bearer ..." or "Basic ..." for Host only; never logged
+	memoAuth   bool              // authHeader came from Memo
 	hostAuth   map[string]string // tokens other hosts' own challenges issued, by host
 	scope      string
 	challenge  string // last challenge header, for evidence
@@ -189,6 +193,9 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 func (s *Session) do(ctx context.Context, method, u, accept string, manifest bool) (*http.Response, error) {
 	target := u
 	answered := map[string]bool{}
+	if err := s.renewToken(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		req, err := s.newRequest(ctx, method, target)
 		if err != nil {
@@ -215,8 +222,17 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 			// carried credentials is the registry's final word
 			// (insufficient_scope, bad token), as it is for containerd.
 			s.mu.Lock()
-			authorized := s.authHeader != ""
+			authorized, fromMemo := s.authHeader != "", s.memoAuth
+			if fromMemo {
+				// A kept token the registry no longer takes (revoked,
+				// or its clock runs ahead): forget it and answer the
+				// challenge as a first request would.
+				s.authHeader, s.memoAuth, authorized = "", false, false
+			}
 			s.mu.Unlock()
+			if fromMemo {
+				s.Memo.dropToken(tokenKey(s.Host.Host, s.Scope(), s.Creds))
+			}
 			if authorized {
 				return resp, nil
 			}
@@ -224,6 +240,7 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 			s.mu.Lock()
 			s.challenge = hdr
 			s.mu.Unlock()
+			s.Memo.putChallenge(tokenKey(s.Host.Host, s.Scope(), s.Creds), hdr)
 			drain(resp)
 			if err := s.authorize(ctx, hdr); err != nil {
 				return nil, err
@@ -250,11 +267,55 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 	}
 }
 
+// renewToken fetches a token before the first request when the Memo's
+// token expired but it holds the registry's challenge: a new token without
+// the 401 that would only repeat it.
+func (s *Session) renewToken(ctx context.Context) error {
+	if s.Memo == nil {
+		return nil
+	}
+	s.mu.Lock()
+	have := s.authHeader != ""
+	s.mu.Unlock()
+	if have {
+		return nil
+	}
+	key := tokenKey(s.Host.Host, s.Scope(), s.Creds)
+	if a, ok := s.Memo.token(key); ok {
+		s.mu.Lock()
+		s.authHeader, s.memoAuth = a, true
+		s.mu.Unlock()
+		return nil
+	}
+	hdr := s.Memo.lastChallenge(key)
+	if _, ok := Bearer(ParseChallenges(hdr)); !ok {
+		return nil
+	}
+	s.mu.Lock()
+	s.challenge = hdr
+	s.mu.Unlock()
+	return s.authorize(ctx, hdr)
+}
+
 // roundTrip runs one request and turns transport failures into step errors.
 // The transport's ResponseHeaderTimeout bounds the wait for headers.
 func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
+	if until, blocked := s.Memo.Blocked(s.Host.Host); blocked {
+		return nil, verdict.Errorf("registry.ratelimit", role, endpoint, "not sent: %s asked for no request before %s (Retry-After)", s.Host.Host, until.UTC().Format(time.RFC3339))
+	}
 	req, cancel := withStall(req)
 	resp, err := s.Client.Do(req)
+	if s.Memo != nil {
+		s.Memo.observe(s.Host.Host, req, resp, role == verdict.RoleAuth)
+		if resp != nil {
+			at := resp.Request.URL
+			r := string(role)
+			if at.Host != s.Host.Host && role != verdict.RoleAuth {
+				r = string(verdict.RoleBlob)
+			}
+			s.Memo.NoteHost(s.Host.Host, endpointOf(at), r)
+		}
+	}
 	if err != nil {
 		defer cancel(nil)
 		if cerr := req.Context().Err(); cerr != nil {
@@ -419,6 +480,9 @@ func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, err
 
 // Manifest is step 3: GET the manifest or index d and verify its digest.
 func (s *Session) Manifest(ctx context.Context, d Descriptor) ([]byte, string, error) {
+	if data, mt, ok := s.Memo.manifest(d.Digest); ok {
+		return data, mt, nil
+	}
 	resp, err := s.do(ctx, http.MethodGet, s.url("manifests", d.Digest.String()), manifestAccept, true)
 	if err != nil {
 		return nil, "", err
@@ -442,6 +506,9 @@ func (s *Session) Manifest(ctx context.Context, d Descriptor) ([]byte, string, e
 	mt := resp.Header.Get("Content-Type")
 	if m := sniffMediaType(data); m != "" {
 		mt = m
+	}
+	if d.Digest != "" && d.Digest.Validate() == nil {
+		s.Memo.putManifest(d.Digest, data, mt)
 	}
 	return data, mt, nil
 }

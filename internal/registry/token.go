@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -27,27 +28,28 @@ import (
 func (s *Session) authorize(ctx context.Context, header string) error {
 	cs := ParseChallenges(header)
 	if b, ok := Bearer(cs); ok {
-		tok, err := s.bearer(ctx, b, s.Creds)
+		tok, ttl, err := s.bearer(ctx, b, s.Creds)
 		if err != nil {
 			return err
 		}
 		s.setAuth("Bearer " + tok)
+		s.Memo.putToken(tokenKey(s.Host.Host, s.Scope(), s.Creds), "Bearer "+tok, ttl)
 		return nil
 	}
 	if _, ok := Basic(cs); ok {
 		if s.Creds.Anonymous() {
-			return verdict.Errorf(verdict.CodeAuthNoCredentials, s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
+			return verdict.Errorf("auth.no-credentials", s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
 		}
 		if s.Host.Scheme == "http" && !s.plain(s.Host.Host) {
-			return verdict.Errorf(verdict.CodeAuthCleartext, s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials over plain http and hosts.toml does not declare %s plain-http; pullpath did not send them", s.Host.Host)
+			return verdict.Errorf("auth.cleartext", s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials over plain http and hosts.toml does not declare %s plain-http; pullpath did not send them", s.Host.Host)
 		}
 		s.setAuth("Basic " + BasicAuth(s.Creds.Username, s.Creds.Password))
 		return nil
 	}
 	if header == "" {
-		return verdict.Errorf(verdict.CodeAuthNoCredentials, s.Host.Role, s.Host.endpoint(), "401 Unauthorized without a WWW-Authenticate challenge")
+		return verdict.Errorf("auth.no-credentials", s.Host.Role, s.Host.endpoint(), "401 Unauthorized without a WWW-Authenticate challenge")
 	}
-	return verdict.Errorf(verdict.CodeRegistryProtocol, s.Host.Role, s.Host.endpoint(), "failed to find supported auth scheme in %q", redact.String(header))
+	return verdict.Errorf("registry.protocol", s.Host.Role, s.Host.endpoint(), "failed to find supported auth scheme in %q", redact.String(header))
 }
 
 // authorizeForeign answers the challenge of a host the session was
@@ -58,15 +60,15 @@ func (s *Session) authorizeForeign(ctx context.Context, header string, at *url.U
 	ep := Endpoint(at.Scheme, at.Host)
 	b, ok := Bearer(ParseChallenges(header))
 	if !ok {
-		return verdict.Errorf(verdict.CodeTransferStatus, verdict.RoleBlob, ep, "the blob host %s answered 401 and asks for credentials (%s); the registry's credentials are sent to no other host", at.Host, redact.String(header))
+		return verdict.Errorf("transfer.status", verdict.RoleBlob, ep, "the blob host %s answered 401 and asks for credentials (%s); the registry's credentials are sent to no other host", at.Host, redact.String(header))
 	}
 	realm := b.Params["realm"]
-	s.warn(verdict.Warning{Code: verdict.CodeAuthForeignRealm, Endpoint: ep,
+	s.warn(verdict.Warning{Code: "auth.foreign-realm", Endpoint: ep,
 		Message: fmt.Sprintf("the blob host %s, reached by redirect from %s, answered 401 naming its own token realm %s; pullpath asked it for an anonymous token only and sent it no credentials (they are for %s and the realm its own challenge names)", at.Host, s.Host.Host, redact.Query(realm), s.Host.Host)})
-	tok, err := s.bearer(ctx, b, &Credentials{})
+	tok, _, err := s.bearer(ctx, b, &Credentials{})
 	if err != nil {
 		if ve, ok := verdict.AsError(err); ok && ve.Layer == verdict.LayerAuth {
-			return verdict.Wrap(verdict.CodeTransferStatus, verdict.RoleBlob, ep, fmt.Errorf("the blob host %s answered 401 with its own realm, which gave no anonymous token: %w", at.Host, err))
+			return verdict.Wrap("transfer.status", verdict.RoleBlob, ep, fmt.Errorf("the blob host %s answered 401 with its own realm, which gave no anonymous token: %w", at.Host, err))
 		}
 		return err
 	}
@@ -110,16 +112,16 @@ func BasicAuth(user, pass string) string {
 }
 
 // bearer fetches a token at the realm of challenge c with creds and
-// returns it.
-func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (string, error) {
+// returns it with its lifetime (0 when the answer gives none).
+func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (string, time.Duration, error) {
 	realm, err := url.Parse(c.Params["realm"])
 	if err != nil || realm.Host == "" || (realm.Scheme != "https" && realm.Scheme != "http") {
-		return "", verdict.Errorf(verdict.CodeRegistryProtocol, s.Host.Role, s.Host.endpoint(), "challenge has no usable realm: %q", redact.Query(c.Params["realm"]))
+		return "", 0, verdict.Errorf("registry.protocol", s.Host.Role, s.Host.endpoint(), "challenge has no usable realm: %q", redact.Query(c.Params["realm"]))
 	}
 	ep := Endpoint(realm.Scheme, realm.Host)
 	if realm.Scheme == "http" && !creds.Anonymous() && !s.plain(realm.Host) {
 		// Step 3's rule: no password grant in cleartext.
-		return "", verdict.Errorf(verdict.CodeAuthCleartext, verdict.RoleAuth, ep, "the challenge of %s names the token realm %s on plain http; pullpath did not send the credentials of %s in cleartext (hosts.toml does not declare %s plain-http)", s.Host.Host, redact.Query(realm.String()), creds.Describe(), realm.Host)
+		return "", 0, verdict.Errorf("auth.cleartext", verdict.RoleAuth, ep, "the challenge of %s names the token realm %s on plain http; pullpath did not send the credentials of %s in cleartext (hosts.toml does not declare %s plain-http)", s.Host.Host, redact.Query(realm.String()), creds.Describe(), realm.Host)
 	}
 	scope := c.Params["scope"]
 	if scope == "" || !strings.Contains(scope, s.Repo) {
@@ -135,7 +137,7 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 	if !creds.Anonymous() {
 		resp, err = s.tokenPOST(ctx, realm, service, scope, creds)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		switch resp.StatusCode {
 		case http.StatusNotFound, http.StatusUnauthorized, http.StatusBadRequest, http.StatusMethodNotAllowed:
@@ -146,7 +148,7 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 	if resp == nil {
 		resp, err = s.tokenGET(ctx, realm, service, scope, creds)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 	}
 	defer resp.Body.Close()
@@ -154,29 +156,30 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 		codes, text := ReadErrorBody(resp.Body)
 		se := &StatusError{Method: resp.Request.Method, URL: RedactURL(resp.Request.URL.String()), Status: resp.Status, Code: resp.StatusCode, Codes: codes, Body: text, Header: resp.Header}
 		cause := statusCause(se, creds.Anonymous(), false)
-		if cause == verdict.CodeTransferStatus || cause == verdict.CodeManifestUnknown {
-			cause = verdict.CodeAuthToken
+		if cause == "transfer.status" || cause == "manifest.unknown" {
+			cause = "auth.token"
 		}
-		return "", verdict.Wrap(cause, verdict.RoleAuth, ep, fmt.Errorf("failed to fetch %s token: %w", tokenKind(creds), se))
+		return "", 0, verdict.Wrap(cause, verdict.RoleAuth, ep, fmt.Errorf("failed to fetch %s token: %w", tokenKind(creds), se))
 	}
 	var tr struct {
 		Token       string `json:"token"`
 		AccessToken string `json:"access_token"`
+		ExpiresIn   int    `json:"expires_in"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxTokenBody)).Decode(&tr); err != nil {
 		if ve, ok := verdict.AsError(err); ok {
-			return "", ve
+			return "", 0, ve
 		}
-		return "", verdict.Errorf(verdict.CodeAuthToken, verdict.RoleAuth, ep, "unable to decode token response: %v", redact.Error(err))
+		return "", 0, verdict.Errorf("auth.token", verdict.RoleAuth, ep, "unable to decode token response: %v", redact.Error(err))
 	}
 	tok := tr.Token
 	if tok == "" {
 		tok = tr.AccessToken
 	}
 	if tok == "" {
-		return "", verdict.Errorf(verdict.CodeAuthToken, verdict.RoleAuth, ep, "authorization server did not include a token in the response")
+		return "", 0, verdict.Errorf("auth.token", verdict.RoleAuth, ep, "authorization server did not include a token in the response")
 	}
-	return tok, nil
+	return tok, time.Duration(tr.ExpiresIn) * time.Second, nil
 }
 
 // maxTokenBody bounds a token response (1 MiB; real ones are a few KiB).
@@ -199,7 +202,7 @@ func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope s
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
+		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	if !creds.Anonymous() {
 		req.Header.Set("Authorization", "Basic "+BasicAuth(creds.Username, creds.Password))
@@ -219,7 +222,7 @@ func (s *Session) tokenPOST(ctx context.Context, realm *url.URL, service, scope 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
+		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))

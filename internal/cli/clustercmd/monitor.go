@@ -76,13 +76,13 @@ func (o *monitorStatusOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
-	nodes, err := cluster.MonitoredNodes(cmd.Context(), cs, monitor.ConditionType, images)
+	nodes, err := cluster.MonitoredNodesWithResult(cmd.Context(), cs, monitor.ConditionType, monitor.ResultAnnotation, images)
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitInternal, Err: err}
 	}
 	recs := make([]monitor.NodeRecord, 0, len(nodes))
 	for _, n := range nodes {
-		r := monitor.NodeRecord{Name: n.Name, Pool: n.Pool, Created: n.Created, WatchedPods: n.WatchedPods}
+		r := monitor.NodeRecord{Name: n.Name, Pool: n.Pool, Created: n.Created, WatchedPods: n.WatchedPods, Result: n.Result}
 		if c := n.Condition; c != nil {
 			r.Condition = &monitor.Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
 				LastHeartbeatTime: c.LastHeartbeatTime.UTC().Format(time.RFC3339), LastTransitionTime: c.LastTransitionTime.UTC().Format(time.RFC3339)}

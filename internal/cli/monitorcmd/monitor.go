@@ -96,6 +96,7 @@ func (o *options) run(ctx context.Context) error {
 	if o.condition && !o.once {
 		if c, err := monitor.InClusterNodeClient(node); err == nil {
 			a.Client = c
+			a.Coord = &monitor.Coordinator{Client: c, Namespace: monitor.InClusterNamespace()}
 		} else {
 			fmt.Fprintf(o.streams.Err, "monitor: no node condition: %v\n", err)
 		}

@@ -57,16 +57,51 @@ type Server struct {
 // set, and fails it when the binaries are there but do not start.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options change how Start runs the binaries.
+type Options struct {
+	// ResolvConf, when set, is bind-mounted over /etc/resolv.conf (and a
+	// hosts file naming only localhost over /etc/hosts) in a private mount
+	// namespace of each binary, so that nothing they resolve reaches this
+	// machine's resolver. It needs root and unshare(1); without them the
+	// test skips, saying so.
+	ResolvConf string
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
 	tiers.Require(t, tiers.APIServer)
 	bin := os.Getenv(EnvBin)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	var wrap []string
+	if o.ResolvConf != "" {
+		unshare, err := exec.LookPath("unshare")
+		if os.Geteuid() != 0 || err != nil {
+			t.Skip("the API server with the lab's resolv.conf: skipped: needs root and unshare(1) for a private mount namespace")
+		}
+		hosts := filepath.Join(dir, "hosts")
+		writeFile(t, hosts, "127.0.0.1 localhost\n")
+		wrap = []string{unshare, "--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$1" /etc/resolv.conf && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"`, "sh", o.ResolvConf, hosts}
+	}
+	start := func(t testing.TB, logFile, bin string, args ...string) {
+		t.Helper()
+		if wrap != nil {
+			args = append(append(append([]string(nil), wrap[1:]...), bin), args...)
+			bin = wrap[0]
+		}
+		startProcess(t, logFile, bin, args...)
+	}
 
 	etcdClient, etcdPeer := freePort(t), freePort(t)
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
-	startProcess(t, filepath.Join(dir, "etcd.log"), filepath.Join(bin, "etcd"),
+	start(t, filepath.Join(dir, "etcd.log"), filepath.Join(bin, "etcd"),
 		"--name", "default",
 		"--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", etcdURL,
@@ -84,7 +119,7 @@ func Start(t testing.TB) *Server {
 	writeFile(t, tokens, AdminToken+",admin,admin-uid,system:masters\n")
 	port := freePort(t)
 	srv := &Server{URL: "https://127.0.0.1:" + strconv.Itoa(port), CAFile: pki.caFile}
-	startProcess(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
+	start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",

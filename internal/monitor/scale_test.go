@@ -1,0 +1,470 @@
+package monitor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/cluster/clustertest"
+	"github.com/pullpath/pullpath/internal/lab"
+)
+
+// envScale lists the agent counts of a large run of TestScaleSimulation
+// ("50,100,200,500"); without it the test runs one small N, as CI does.
+const envScale = "PULLPATH_MONITOR_SCALE"
+
+// The simulation's clock. One simulated interval stands for the default
+// interval (5 minutes); full_interval is compressed 18 times more (4
+// intervals instead of 72), so that a run sees several full periods; a
+// token lives 12 intervals (1 hour, compressed); Retry-After is scaled so
+// that "Retry-After: 30" lasts 1.5 simulated intervals.
+const (
+	simFullIntervals = 4  // full_interval in intervals
+	simTokenInterval = 12 // token lifetime in intervals
+	simLayers        = 10 // layers of the watched image
+	simPools         = 5
+	simK             = 1 // full_per_interval
+	retryAfterSecs   = 30
+	projectNodes     = 5000
+)
+
+type simRun struct {
+	N         int
+	Pools     int
+	Interval  time.Duration // simulated
+	Measure   int           // intervals measured
+	Throttle  bool
+	retryWait time.Duration // Retry-After: 30, scaled
+}
+
+// TestScaleSimulation runs N agents (goroutines, each with its own node
+// name, node root and pool) against the embedded lab and a real
+// kube-apiserver for the pools' Leases, with compressed intervals, and
+// prints what the registry saw: requests per minute by kind, the peak
+// second against the mean, full downloads per pool per full_interval,
+// bytes per full_interval, and the projection to 5,000 nodes. It checks
+// the targets: at 5,000 nodes one target costs at most 1,000
+// requests a minute; no manifest GET while the digest is unchanged; at
+// most k full downloads per pool per full_interval; the peak second at
+// most twice the mean; after a 429 with Retry-After: 30, no request from an
+// agent that received it before the (scaled) 30 s passed.
+//
+//	PULLPATH_KUBE_BIN=$(bash tools/kube/build.sh) PULLPATH_MONITOR_SCALE=50,100,200,500 \
+//	go test -count=1 -timeout 60m -run TestScaleSimulation -v ./internal/monitor/
+func TestScaleSimulation(t *testing.T) {
+	// The measured window (12 intervals) holds every agent's token renewal.
+	// At this N five pools' blob rounds (11 HEADs each) outweigh the
+	// nodes' own HEADs; three keep the mix nearer a real cluster's.
+	runs := []simRun{{N: 36, Pools: 3, Interval: 3 * time.Second, Measure: 12, Throttle: true}}
+	if v := os.Getenv(envScale); v != "" {
+		runs = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < simPools {
+				t.Fatalf("%s=%q: want agent counts of at least %d, e.g. 50,100,200,500", envScale, v, simPools)
+			}
+			// About 12 agents per simulated second, whatever N: the
+			// probes' CPU stays the same, the interval stretches.
+			iv := max(3*time.Second, time.Duration(n)*time.Second/12)
+			runs = append(runs, simRun{N: n, Pools: simPools, Interval: iv, Measure: 12, Throttle: true})
+		}
+	}
+	dir := t.TempDir()
+	resolv := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(resolv, []byte("nameserver "+lab.DefaultAddrs().DNS.String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := clustertest.StartWith(t, clustertest.Options{ResolvConf: resolv})
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(clustertest.AdminToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for _, r := range runs {
+		r.retryWait = time.Duration(float64(r.Interval) * 1.5)
+		tables = append(tables, runSimulation(t, srv, tokenFile, r))
+	}
+	t.Logf("scale simulation (one simulated interval = 5 real minutes; full_interval = %d intervals; token lifetime %d intervals; %d-layer image; k = %d):\n%s",
+		simFullIntervals, simTokenInterval, simLayers, simK, strings.Join(tables, "\n"))
+}
+
+// lockedBuffer collects the agents' logs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// nodeRoot copies the healthy scenario's root and adds a hosts.toml that
+// names the node in a header the lab logs (hosts.toml's [header], as an
+// operator sets one for a mirror).
+func nodeRoot(t *testing.T, src, dst, registryHost, node string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toml := fmt.Sprintf("server = \"https://%[1]s\"\n\n[host.\"https://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n  [host.\"https://%[1]s\".header]\n    %[2]s = \"%[3]s\"\n", registryHost, lab.NodeHeader, node)
+	d := filepath.Join(dst, "etc", "containerd", "certs.d", registryHost)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "hosts.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r simRun) string {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l, err := lab.Start(ctx, lab.Options{Layers: simLayers, TokenTTL: simTokenInterval * r.Interval})
+	if err != nil {
+		t.Fatalf("starting the lab: %v", err)
+	}
+	defer l.Close()
+	sc := scenario(t, l, "healthy")
+
+	ns := fmt.Sprintf("sim-%d", r.N)
+	if _, err := srv.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	shared := &http.Client{Timeout: 15 * time.Second}
+	logs := &lockedBuffer{}
+	rootDir := t.TempDir()
+	poolOf := map[string]string{}
+	var agents []*Agent
+	for i := range r.N {
+		node := fmt.Sprintf("n%d-%04d", r.N, i)
+		pool := fmt.Sprintf("pool-%d", i%r.Pools)
+		poolOf[node] = pool
+		if _, err := srv.Clientset.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+			Labels: map[string]string{"agentpool": pool}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating node %s: %v", node, err)
+		}
+		root := filepath.Join(rootDir, node)
+		nodeRoot(t, sc.Root, root, l.Registry, node)
+		nc, err := NewNodeClient(srv.URL, tokenFile, srv.CAFile, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared.Transport == nil {
+			shared.Transport = nc.HTTP.Transport
+		}
+		nc.HTTP = shared
+		cfg := Config{Targets: []Target{{Name: "app", Image: sc.Image, Platform: sc.Platform}},
+			Interval: Duration(r.Interval), FullInterval: Duration(simFullIntervals * r.Interval), FullPerInterval: simK,
+			Timeout: Duration(5 * time.Second), Deadline: Duration(r.Interval)}
+		cfg.defaults()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, &Agent{Config: cfg, Node: node, Pool: pool, Root: root, DNSPort: l.DNSPort,
+			Metrics: NewMetrics(node, pool, "sim"), Client: nc, Coord: &Coordinator{Client: nc, Namespace: ns},
+			Log: logs, RetryAfterScale: float64(r.retryWait) / float64(retryAfterSecs*time.Second)})
+	}
+
+	// Every agent starts at once, as a DaemonSet rollout or a new pool does.
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, a := range agents {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = a.Run(ctx, nil) }()
+	}
+	warm := 2 * r.Interval
+	t0 := start.Add(warm)
+	t1 := t0.Add(time.Duration(r.Measure) * r.Interval)
+	time.Sleep(time.Until(t1))
+
+	var throttleAt, throttleEnd time.Time
+	if r.Throttle {
+		throttleAt = time.Now()
+		throttleEnd = throttleAt.Add(r.Interval / 2)
+		l.Throttle(lab.HostRegistry, throttleEnd, retryAfterSecs)
+		time.Sleep(time.Until(throttleEnd.Add(r.retryWait + r.Interval)))
+	}
+	cancel()
+	wg.Wait()
+	reqs := l.Requests()
+
+	if strings.Contains(logs.String(), "instead of the pool's Lease") {
+		t.Errorf("N=%d: an agent fell back from the Leases:\n%s", r.N, tail(logs.String(), 3000))
+	}
+	for _, a := range agents {
+		res := a.Results()
+		// The end of the run may cut a probe short (unknown.interrupted).
+		if len(res) != 1 || !res[0].Verdict.OK && res[0].Verdict.Cause != "registry.ratelimit" && res[0].Verdict.Cause != "unknown.interrupted" {
+			t.Errorf("N=%d: agent %s ended with %+v", r.N, a.Node, res)
+			break
+		}
+	}
+
+	st := analyse(reqs, poolOf, t0, t1, r)
+	table := st.table(r)
+	fails := st.check(r)
+	if r.Throttle {
+		fails = append(fails, checkRetryAfter(reqs, throttleAt, throttleEnd, r.retryWait)...)
+	}
+	for _, f := range fails {
+		t.Errorf("N=%d: %s", r.N, f)
+	}
+	if len(fails) > 0 {
+		t.Logf("N=%d agents' log (tail):\n%s", r.N, tail(logs.String(), 4000))
+	}
+	return table
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// simStats is what the registry saw in the measured window.
+type simStats struct {
+	window     time.Duration
+	kinds      map[string]int // registry and token host requests by kind
+	blobHost   int            // requests the blob host served (redirect targets)
+	challenges int            // 401 answers
+	bytes      int64
+	perSecond  []int
+	secKinds   []map[string]int // the kinds of each second
+	fulls      map[string][]int // pool → full downloads per full_interval window
+	fullTotal  int
+}
+
+// registryKinds are the kinds the per-node part of the projection scales
+// with N; the others (blob HEADs and GETs) are per pool.
+var nodeKinds = []string{lab.KindToken, lab.KindManifestHead, lab.KindManifestGet, lab.KindPing, lab.KindOther}
+
+func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r simRun) simStats {
+	st := simStats{window: t1.Sub(t0), kinds: map[string]int{}, fulls: map[string][]int{}}
+	secs := int(st.window / time.Second)
+	st.perSecond = make([]int, max(secs, 1))
+	st.secKinds = make([]map[string]int, len(st.perSecond))
+	for i := range st.secKinds {
+		st.secKinds[i] = map[string]int{}
+	}
+	full := simFullIntervals * r.Interval
+	windows := int(st.window / full)
+	for p := range r.Pools {
+		st.fulls[fmt.Sprintf("pool-%d", p)] = make([]int, max(windows, 1))
+	}
+	lastGet := map[string]time.Time{}
+	for _, q := range reqs {
+		if q.At.Before(t0) || !q.At.Before(t1) {
+			continue
+		}
+		st.bytes += q.Bytes
+		if q.Host == lab.HostBlob {
+			st.blobHost++
+			continue
+		}
+		st.kinds[q.Kind]++
+		if q.Status == http.StatusUnauthorized {
+			st.challenges++
+		}
+		if i := int(q.At.Sub(t0) / time.Second); i < len(st.perSecond) {
+			st.perSecond[i]++
+			st.secKinds[i][q.Kind]++
+		}
+		if q.Kind == lab.KindBlobGet && q.Host == lab.HostRegistry {
+			// One full download is a burst of blob GETs from one node.
+			if prev, ok := lastGet[q.Node]; !ok || q.At.Sub(prev) > r.Interval/2 {
+				st.fullTotal++
+				if w := int(q.At.Sub(t0) / full); w < windows {
+					st.fulls[poolOf[q.Node]][w]++
+				}
+			}
+			lastGet[q.Node] = q.At
+		}
+	}
+	return st
+}
+
+func (st simStats) total() int {
+	n := 0
+	for _, v := range st.kinds {
+		n += v
+	}
+	return n
+}
+
+// perRealMinute turns a count over the window into requests per real
+// minute: one simulated interval stands for DefaultInterval.
+func (st simStats) perRealMinute(n int, r simRun) float64 {
+	intervals := float64(st.window) / float64(r.Interval)
+	return float64(n) / intervals / DefaultInterval.Minutes()
+}
+
+// projected is the requests per real minute at projectNodes nodes with the
+// same pools: the per-node kinds scale with the node count, the per-pool
+// ones do not.
+func (st simStats) projected(r simRun) float64 {
+	node, pool := 0, 0
+	for k, v := range st.kinds {
+		if slices.Contains(nodeKinds, k) {
+			node += v
+		} else {
+			pool += v
+		}
+	}
+	return st.perRealMinute(node, r)*projectNodes/float64(r.N) + st.perRealMinute(pool, r)
+}
+
+func (st simStats) peakMean() (int, float64) {
+	peak, sum := 0, 0
+	for _, n := range st.perSecond {
+		peak = max(peak, n)
+		sum += n
+	}
+	return peak, float64(sum) / float64(len(st.perSecond))
+}
+
+func (st simStats) maxFulls() int {
+	m := 0
+	for _, ws := range st.fulls {
+		for _, n := range ws {
+			m = max(m, n)
+		}
+	}
+	return m
+}
+
+func (st simStats) table(r simRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "N=%d agents, %d pools, simulated interval %s (full_interval %s), measured %s\n", r.N, r.Pools, r.Interval, simFullIntervals*r.Interval, st.window.Round(time.Second))
+	fmt.Fprintf(&b, "  %-16s %10s %14s\n", "kind", "requests", "per real min")
+	for _, k := range []string{lab.KindToken, lab.KindManifestHead, lab.KindManifestGet, lab.KindBlobHead, lab.KindBlobGet, lab.KindPing, lab.KindOther} {
+		fmt.Fprintf(&b, "  %-16s %10d %14.1f\n", k, st.kinds[k], st.perRealMinute(st.kinds[k], r))
+	}
+	fmt.Fprintf(&b, "  %-16s %10d %14.1f\n", "total", st.total(), st.perRealMinute(st.total(), r))
+	fmt.Fprintf(&b, "  %-16s %10d %14.1f   (of which 401 challenges: %d)\n", "blob host", st.blobHost, st.perRealMinute(st.blobHost, r), st.challenges)
+	peak, mean := st.peakMean()
+	top := slices.Index(st.perSecond, peak)
+	fmt.Fprintf(&b, "  peak second %d requests, mean %.1f (%.2fx); the peak second held %v\n", peak, mean, float64(peak)/mean, st.secKinds[top])
+	fmt.Fprintf(&b, "  requests per second: %v\n", st.perSecond)
+	windows := int(st.window / (simFullIntervals * r.Interval))
+	fmt.Fprintf(&b, "  full downloads: %d in %d full_interval(s) over %d pools; at most %d per pool per full_interval (k = %d)\n", st.fullTotal, windows, r.Pools, st.maxFulls(), simK)
+	fmt.Fprintf(&b, "  bytes per full_interval: %.1f MiB\n", float64(st.bytes)/(float64(st.window)/float64(simFullIntervals*r.Interval))/(1<<20))
+	fmt.Fprintf(&b, "  requests per node per interval: %.2f\n", float64(st.total())/(float64(st.window)/float64(r.Interval))/float64(r.N))
+	fmt.Fprintf(&b, "  projection to %d nodes (same pools): %.0f requests per minute (manifest requests %.0f; the footprint formula says %.0f)\n",
+		projectNodes, st.projected(r), st.manifestPerNode(r), formula(projectNodes, r))
+	return b.String()
+}
+
+// manifestPerNode is the projection of the node's own manifest requests
+// (one HEAD per node per interval) to projectNodes, per real minute.
+func (st simStats) manifestPerNode(r simRun) float64 {
+	return st.perRealMinute(st.kinds[lab.KindManifestHead]+st.kinds[lab.KindManifestGet], r) * projectNodes / float64(r.N)
+}
+
+// formula is docs/monitor-scale.md's footprint per real minute for n nodes:
+// n/I·(1 + 1/⌈T'/I⌉) + P·B/I + P·k·B/F, with I the interval, T' the token
+// lifetime less its margin, P pools, B blobs (layers and config), F
+// full_interval.
+func formula(n int, r simRun) float64 {
+	I := DefaultInterval.Minutes()
+	T := float64(simTokenInterval) * 0.9 * 0.875 // less the margin of a tenth and the mean of the random quarter
+	B := float64(simLayers + 1)
+	P := float64(r.Pools)
+	F := simFullIntervals * I
+	return float64(n)/I*(1+1/math.Ceil(T)) + P*B/I + P*simK*B/F
+}
+
+func (st simStats) check(r simRun) []string {
+	var fails []string
+	// One manifest request per node per interval; a node whose slot sits
+	// at the window's edge may fall in it once more.
+	if n := st.kinds[lab.KindManifestHead] + st.kinds[lab.KindManifestGet]; n > r.N*(r.Measure+1) {
+		fails = append(fails, fmt.Sprintf("%d manifest requests from %d nodes in %d intervals (projected %.0f per minute at %d nodes), want at most one per node per interval",
+			n, r.N, r.Measure, st.manifestPerNode(r), projectNodes))
+	}
+	if p, f := st.projected(r), formula(projectNodes, r); p > 1.1*f {
+		fails = append(fails, fmt.Sprintf("projected %.0f requests per minute at %d nodes, more than the footprint formula's %.0f (+10%%)", p, projectNodes, f))
+	}
+	if n := st.kinds[lab.KindManifestGet]; n != 0 {
+		fails = append(fails, fmt.Sprintf("%d manifest GETs while the digest did not change, want 0", n))
+	}
+	if m := st.maxFulls(); m > simK {
+		fails = append(fails, fmt.Sprintf("a pool downloaded in full %d times in one full_interval, want at most k = %d", m, simK))
+	}
+	if st.fullTotal == 0 {
+		fails = append(fails, "no full download at all: the pools' Leases never handed one out")
+	}
+	if st.kinds[lab.KindBlobHead] == 0 {
+		fails = append(fails, "no blob HEAD at all: the pools' rotating HEAD rounds never ran")
+	}
+	if peak, mean := st.peakMean(); float64(peak) > 2*mean {
+		fails = append(fails, fmt.Sprintf("peak second %d requests, more than twice the mean %.1f", peak, mean))
+	}
+	return fails
+}
+
+// inFlight is how long after a 429 a request of the same node may still
+// arrive because it was sent before the 429 did (the parallel blob HEADs of
+// a pool round).
+const inFlight = 100 * time.Millisecond
+
+// checkRetryAfter: every node that received a 429 sent the registry nothing
+// until the (scaled) Retry-After had passed.
+func checkRetryAfter(reqs []lab.Request, from, to time.Time, wait time.Duration) []string {
+	got := map[string]time.Time{}
+	var fails []string
+	for _, q := range reqs {
+		if q.Host != lab.HostRegistry || q.Node == "" || q.At.Before(from) {
+			continue
+		}
+		if t429, ok := got[q.Node]; ok && q.At.After(t429.Add(inFlight)) && q.At.Before(t429.Add(wait)) {
+			fails = append(fails, fmt.Sprintf("node %s got 429 (Retry-After: %d, scaled to %s) at +%s and asked again at +%s",
+				q.Node, retryAfterSecs, wait, t429.Sub(from).Round(time.Millisecond), q.At.Sub(from).Round(time.Millisecond)))
+			delete(got, q.Node)
+			continue
+		}
+		if _, ok := got[q.Node]; !ok && q.Status == http.StatusTooManyRequests {
+			got[q.Node] = q.At
+		}
+	}
+	if len(got) == 0 && len(fails) == 0 {
+		fails = append(fails, fmt.Sprintf("no agent received the 429 of the %s throttle window: nothing was checked", to.Sub(from)))
+	}
+	return fails
+}
