@@ -82,7 +82,7 @@ func networkCause(v DataPlaneVerdict) bool {
 	case verdict.LayerDNS, verdict.LayerRoute:
 		return true
 	}
-	return v.Cause == "tls.timeout" || v.Cause == "transfer.blob-unreachable" || v.Cause == "transfer.timeout" || v.Cause == "unknown.deadline"
+	return v.Cause == verdict.CodeTLSTimeout || v.Cause == verdict.CodeTransferBlobUnreachable || v.Cause == verdict.CodeTransferTimeout || v.Cause == verdict.CodeUnknownDeadline
 }
 
 // Compare says whether a control-plane verdict and a data-plane verdict
@@ -124,7 +124,7 @@ func sameFault(cp Verdict, dp DataPlaneVerdict) bool {
 	case verdict.LayerDNS:
 		return dp.Layer == verdict.LayerDNS
 	case verdict.LayerRoute:
-		return dp.Layer == verdict.LayerRoute || dp.Cause == "tls.timeout" || dp.Cause == "unknown.deadline"
+		return dp.Layer == verdict.LayerRoute || dp.Cause == verdict.CodeTLSTimeout || dp.Cause == verdict.CodeUnknownDeadline
 	}
 	return cp.Layer == dp.Layer
 }

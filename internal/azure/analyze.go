@@ -55,7 +55,7 @@ func Analyze(s *Snapshot, opts Options) *Report {
 		rep.Pools = append(rep.Pools, pr)
 	}
 	if len(rep.Pools) == 0 {
-		rep.Warnings = append(rep.Warnings, verdict.Warning{Code: "azure.no-pools",
+		rep.Warnings = append(rep.Warnings, verdict.Warning{Code: verdict.CodeAzureNoPools,
 			Message: "no node pool to check: the cluster lists none (or none named by --pool) with a subnet that was read"})
 	}
 	rep.Verdict = worst(rep.Pools)
@@ -170,7 +170,7 @@ func (s *Snapshot) endpoints() ([]Endpoint, []Check) {
 		for _, h := range strs(s.Registry.Properties.DataEndpointHostNames) {
 			h = strings.ToLower(h)
 			if !seen[h] && len(s.PrivateEndpoints) > 0 {
-				c := Check{Step: StepEndpoints, Endpoint: h, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleBlob,
+				c := Check{Step: StepEndpoints, Endpoint: h, Certain: true, Cause: verdict.CodeDNSNoEndpointIP, role: verdict.RoleBlob,
 					Summary: fmt.Sprintf("The registry serves data endpoint %s but no private endpoint's DNS configuration gives it an address: only the manifest endpoint is reachable.", h),
 					Setting: fmt.Sprintf("registry %s dataEndpointHostNames lists %s; private endpoint customDnsConfigs do not", str(s.Registry.Name), h)}
 				c.From = froms(s.from(fromACR, ""))
@@ -327,7 +327,7 @@ func (s *Snapshot) analyzePool(p poolRef, eps []Endpoint, epChecks []Check) Pool
 		}
 	}
 	if len(eps) == 0 {
-		c := Check{Step: StepEndpoints, Certain: true, Cause: "dns.no-endpoint-ip", role: verdict.RoleRegistry,
+		c := Check{Step: StepEndpoints, Certain: true, Cause: verdict.CodeDNSNoEndpointIP, role: verdict.RoleRegistry,
 			Summary: "No private endpoint of the registry gives an address for any of its names: the nodes would reach it over its public endpoint, or not at all.",
 			Setting: "private endpoint customDnsConfigs (none read)"}
 		for _, pe := range s.PrivateEndpoints {
@@ -395,7 +395,7 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 			return []Check{{Step: StepDNS, Endpoint: first.FQDN, OK: true, Certain: true, From: froms(vnetFrom, linksFrom),
 				Summary: fmt.Sprintf("VNet %s uses Azure DNS and zone %s is linked to it (link %s)", str(vnet.Name), s.Zone.Name, link)}}
 		}
-		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role, From: froms(vnetFrom, linksFrom),
+		return []Check{{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: verdict.CodeDNSZoneNotLinked, role: first.Role, From: froms(vnetFrom, linksFrom),
 			Summary: fmt.Sprintf("VNet %s uses Azure DNS but private DNS zone %s has no virtual network link to it: the nodes resolve %s to its public address.", str(vnet.Name), s.Zone.Name, first.FQDN),
 			Setting: fmt.Sprintf("private DNS zone %s: virtual network links (none to %s)", s.Zone.Name, str(vnet.Name))}}
 	}
@@ -408,7 +408,7 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 			home = s.vnetContaining(ip)
 		}
 		if home != nil && s.zoneLink(str(home.ID)) == "" {
-			out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: "dns.zone-not-linked", role: first.Role,
+			out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: true, Cause: verdict.CodeDNSZoneNotLinked, role: first.Role,
 				From:    froms(vnetFrom, s.from(fromVNet, str(home.ID)), linksFrom),
 				Summary: fmt.Sprintf("VNet %s uses custom DNS server %s, which lives in VNet %s, and zone %s is not linked to %s: even forwarding to %s there cannot see the private records.", str(vnet.Name), srv, str(home.Name), s.Zone.Name, str(home.Name), azureDNS),
 				Setting: fmt.Sprintf("private DNS zone %s: virtual network links (none to %s, the DNS server's VNet)", s.Zone.Name, str(home.Name))})
@@ -417,7 +417,7 @@ func (s *Snapshot) resolverCheck(vnet *armnetwork.VirtualNetwork, eps []Endpoint
 		unseen = append(unseen, srv)
 	}
 	if len(unseen) > 0 {
-		out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: false, Cause: "dns.custom-forwarder", role: first.Role,
+		out = append(out, Check{Step: StepDNS, Endpoint: first.FQDN, Certain: false, Cause: verdict.CodeDNSCustomForwarder, role: first.Role,
 			From:    froms(vnetFrom, linksFrom),
 			Settle:  fmt.Sprintf("on each of %s: the conditional forwarder for azurecr.io (or privatelink.azurecr.io) → %s; from a node: dig %s", strings.Join(unseen, ", "), azureDNS, first.FQDN),
 			Summary: fmt.Sprintf("VNet %s uses custom DNS servers %s: whether they forward %s to Azure DNS cannot be seen from Azure's configuration. Check the conditional forwarder for azurecr.io → %s on each.", str(vnet.Name), strings.Join(unseen, ", "), s.Zone.Name, azureDNS),
@@ -491,12 +491,12 @@ func (s *Snapshot) recordCheck(ep Endpoint) (Check, bool) {
 				return c, true
 			}
 		}
-		c.Cause = "dns.wrong-record"
+		c.Cause = verdict.CodeDNSWrongRecord
 		c.Summary = fmt.Sprintf("Record %s.%s holds %s, not the private endpoint's %s.%s", name, s.Zone.Name, strings.Join(ips, ","), ep.IP, manifestOnly)
 		c.Setting = fmt.Sprintf("private DNS zone %s, A record %s", s.Zone.Name, name)
 		return c, true
 	}
-	c.Cause = "dns.missing-record"
+	c.Cause = verdict.CodeDNSMissingRecord
 	c.Summary = fmt.Sprintf("Private DNS zone %s has no A record %s for %s (%s).%s", s.Zone.Name, name, ep.FQDN, ep.IP, manifestOnly)
 	c.Setting = fmt.Sprintf("private DNS zone %s, A record %s → %s (missing)", s.Zone.Name, name, ep.IP)
 	return c, true
@@ -537,7 +537,7 @@ func (s *Snapshot) routeCheck(vnet *armnetwork.VirtualNetwork, rv *routeView, ep
 	case r == nil:
 		out = s.noRoute(c, vnet, rv, ip, "no route at all matches it")
 	case hop == hopNone && m.Source == string(armnetwork.EffectiveRouteSourceUser):
-		c.Cause = "route.blackhole"
+		c.Cause = verdict.CodeRouteBlackhole
 		c.Summary = fmt.Sprintf("%s (%s) is sent to next hop None by %s: a blackhole.", ep.FQDN, ip, m.describe())
 		c.Setting = m.describe()
 		out = c
@@ -592,7 +592,7 @@ func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, rv *routeVi
 				// The NIC's effective routes prove there is no route;
 				// only the explanation is unproved.
 				out.Certain = true
-				out.Cause = "route.no-route"
+				out.Cause = verdict.CodeRouteNoRoute
 				out.Setting = fmt.Sprintf("routes of the node subnet (VNet %s): none toward %s (VNet %s)", str(vnet.Name), ip, str(home.Name))
 			}
 			return out
@@ -605,14 +605,14 @@ func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, rv *routeVi
 	outside := s.vnetContaining(ip) == nil
 	if rv.reconstructed && outside && rv.gateway != "" {
 		if rv.propagationOff {
-			c.Cause = "route.propagation-disabled"
+			c.Cause = verdict.CodeRoutePropagationDisabled
 			c.Summary = fmt.Sprintf("No route %s. %s is outside every VNet read, behind the gateway in %s, but route table %s sets disableBgpRoutePropagation: the routes the gateway learns never reach the node subnet, and no user route sends %s there.", where, ip, rv.gateway, rv.table, ip)
 			c.Setting = fmt.Sprintf("route table %s disableBgpRoutePropagation=true", rv.table)
 			c.From = froms(append(c.From, s.from(fromRouteTable, rv.tableID))...)
 			return c
 		}
 		if s.Gateway.Learned == nil {
-			c.Cause = "route.no-route"
+			c.Cause = verdict.CodeRouteNoRoute
 			c.Certain = false
 			c.Summary = fmt.Sprintf("No route seen %s. %s is outside every VNet read; the gateway in %s reaches the node subnet and gateway route propagation is on, so a route it learned by BGP may carry it, and those cannot be seen from the configuration.", where, ip, rv.gateway)
 			c.Setting = fmt.Sprintf("routes of the node subnet (VNet %s): none seen toward %s; routes learned by the gateway in %s: not read", str(vnet.Name), ip, rv.gateway)
@@ -623,7 +623,7 @@ func (s *Snapshot) noRoute(c Check, vnet *armnetwork.VirtualNetwork, rv *routeVi
 		why += fmt.Sprintf(", and none of the routes the gateway in %s learned covers it", rv.gateway)
 		where = fmt.Sprintf("%s for %s: %s", c.Endpoint, ip, why)
 	}
-	c.Cause = "route.no-route"
+	c.Cause = verdict.CodeRouteNoRoute
 	c.Summary = "No route " + where + "."
 	c.Setting = fmt.Sprintf("routes of the node subnet (VNet %s): none toward %s", str(vnet.Name), ip)
 	if c.Route != nil && c.Route.Prefix != "" {
@@ -648,7 +648,7 @@ func (s *Snapshot) peeringCheck(c Check, vnet *armnetwork.VirtualNetwork, ip net
 	out, outRead := s.peering(local, remote)
 	back, backRead := s.peering(remote, local)
 	c.From = froms(append(c.From, s.from(fromPeerings, local), s.from(fromPeerings, remote))...)
-	c.Cause = "route.peering"
+	c.Cause = verdict.CodeRoutePeering
 	switch {
 	case out == nil && !outRead:
 		c.Certain = false
@@ -729,7 +729,7 @@ func (s *Snapshot) transitCheck(c Check, vnet *armnetwork.VirtualNetwork, ip net
 		}
 		out := c
 		out.OK = false
-		out.Cause = "route.gateway-transit"
+		out.Cause = verdict.CodeRouteGatewayTransit
 		out.Summary = fmt.Sprintf("%s is outside every VNet read, behind the gateway in %s, but gateway transit is off: %s.", ip, hubName, strings.Join(lacks, "; "))
 		out.Setting = strings.Join(setting, "; ")
 		out.From = froms(append(out.From, s.from(fromPeerings, str(vnet.ID)), s.from(fromPeerings, hubID), s.from(fromVNet, hubID))...)
@@ -761,7 +761,7 @@ func (s *Snapshot) securityCheck(nic *NodeNIC, pool string, vnet *armnetwork.Vir
 	for _, r := range rules {
 		if r.Access == string(armnetwork.SecurityRuleAccessDeny) {
 			c.Rule = r
-			c.Cause = "route.nsg-deny"
+			c.Cause = verdict.CodeRouteNSGDeny
 			c.Summary = fmt.Sprintf("Security rule %s (priority %d) in %s denies TCP 443 from the node to %s (%s).", r.Rule, r.Priority, orDash(r.NSG), ep.FQDN, ip)
 			c.Setting = fmt.Sprintf("network security group %s, outbound rule %s (priority %d, Deny)", orDash(r.NSG), r.Rule, r.Priority)
 			return c
@@ -826,7 +826,7 @@ func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []s
 			}
 			if covered == "" {
 				c.OK = false
-				c.Cause = "route.return-path"
+				c.Cause = verdict.CodeRouteReturnPath
 				c.Summary = fmt.Sprintf("Replies from %s (%s, outside Azure) to the node subnet %s need a route back, and the gateway advertises none that covers it to its BGP peer (%d route(s) advertised): unless the on-premises side has a static route to %s, the replies are lost.", ep.FQDN, ip, nodes, len(adv), nodes)
 				c.Setting = fmt.Sprintf("gateway advertised routes: none covering %s", nodes)
 				c.Settle = "the on-premises router's routing table: a static route to " + nodes + " through the VPN"
@@ -880,7 +880,7 @@ func (s *Snapshot) returnCheck(vnet *armnetwork.VirtualNetwork, nodePrefixes []s
 	switch hop {
 	case hopNone:
 		c.OK = false
-		c.Cause = "route.return-path"
+		c.Cause = verdict.CodeRouteReturnPath
 		c.Summary = fmt.Sprintf("Replies from %s (subnet %s) to the node subnet %s are dropped by %s.", ep.FQDN, str(sn.Name), nodes, desc)
 		c.Setting = desc
 	case hopAppliance:
@@ -969,7 +969,7 @@ func worst(pools []PoolReport) Verdict {
 		return *unsure
 	}
 	if len(pools) == 0 {
-		return Verdict{Verdict: verdict.Verdict{Layer: verdict.LayerUnknown, Cause: "unknown", Summary: "No node pool was checked.", Next: []string{"Pass --cluster (and --pool) naming an AKS cluster whose pools have subnets."}}, Source: SourceControlPlane}
+		return Verdict{Verdict: verdict.Verdict{Layer: verdict.LayerUnknown, Cause: verdict.CodeUnknown, Summary: "No node pool was checked.", Next: []string{"Pass --cluster (and --pool) naming an AKS cluster whose pools have subnets."}}, Source: SourceControlPlane}
 	}
 	v := pools[0].Verdict
 	v.From = nil

@@ -641,7 +641,7 @@ func (a *analysis) identity() {
 	id.Relevant = true
 	switch a.rep.Verdict.Layer {
 	case verdict.LayerConfig, verdict.LayerDNS, verdict.LayerRoute, verdict.LayerTLS, verdict.LayerTransfer, verdict.LayerRuntime:
-		if !a.rep.Verdict.OK && a.rep.Verdict.Cause != "config.credentials" {
+		if !a.rep.Verdict.OK && a.rep.Verdict.Cause != verdict.CodeConfigCredentials {
 			id.Relevant = false
 		}
 	}
@@ -866,7 +866,7 @@ func (a *analysis) conclude() {
 	}
 	for _, p := range r.Pools {
 		if p.Platform != "" {
-			r.Warnings = append(r.Warnings, verdict.Warning{Code: "manifest.platform-risk", Message: "pool " + p.Name + ": " + p.Platform})
+			r.Warnings = append(r.Warnings, verdict.Warning{Code: verdict.CodeManifestPlatformRisk, Message: "pool " + p.Name + ": " + p.Platform})
 		}
 	}
 	anyFull, anyFallback := false, false

@@ -96,5 +96,5 @@ func buildOptions(opts []Option) options {
 
 func unknownClassifier(msg string) verdict.Verdict {
 	d := verdict.Describe("unknown", verdict.RoleNone, "")
-	return verdict.Verdict{Layer: verdict.LayerUnknown, Cause: "unknown", Summary: d.Summary, Next: d.Next, Evidence: msg}
+	return verdict.Verdict{Layer: verdict.LayerUnknown, Cause: verdict.CodeUnknown, Summary: d.Summary, Next: d.Next, Evidence: msg}
 }

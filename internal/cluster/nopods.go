@@ -13,7 +13,7 @@ import (
 // CauseNoPod is the cause of a workload without any pod: no pull was ever
 // attempted, so there is no pull failure to diagnose, and no pull success
 // either.
-const CauseNoPod = "unknown.no-pod"
+const CauseNoPod = verdict.CodeUnknownNoPod
 
 // noPodVerdict is the verdict for a controller with no pod: it says that
 // no pod exists, and why when the spec or the events tell (replicas 0, a

@@ -77,7 +77,7 @@ func classify(msg, imageHint string) Result {
 	switch {
 	case o.cause != "":
 		p = part{cause: o.cause, runtime: "kubelet", evidence: Redact(capText(s, 600))}
-		if o.cause == "registry.unavailable" || o.cause == "config.policy" {
+		if o.cause == verdict.CodeRegistryUnavailable || o.cause == verdict.CodeConfigPolicy {
 			p.runtime = "cri-o"
 		}
 	default:
@@ -334,17 +334,17 @@ func unwrapOuter(s string, t *txt) outer {
 	}
 	switch {
 	case t.has("with pull policy of never") || t.has("errimageneverpull"):
-		o.cause, o.kubelet = "config.never-pull", true
+		o.cause, o.kubelet = verdict.CodeConfigNeverPull, true
 		return o
 	case t.has("failed to apply default image tag") || t.has("invalidimagename"):
-		o.cause, o.kubelet = "config.reference", true
+		o.cause, o.kubelet = verdict.CodeConfigReference, true
 		return o
 	}
 	if i := indexIf(t, "back-off pulling image "); i >= 0 {
 		o.kubelet = true
 		rest := cutKlogTail(afterQuoted(s, i+len("back-off pulling image ")))
 		if isEmptyDetail(rest) {
-			o.cause = "unknown.backoff"
+			o.cause = verdict.CodeUnknownBackoff
 			return o
 		}
 		o.detail = rest
@@ -362,9 +362,9 @@ func unwrapOuter(s string, t *txt) outer {
 				d := strings.TrimLeft(rest[j+len(because):], " :")
 				if isEmptyDetail(d) {
 					if strings.Contains(because, "signature") {
-						o.cause = "config.policy"
+						o.cause = verdict.CodeConfigPolicy
 					} else {
-						o.cause = "registry.unavailable"
+						o.cause = verdict.CodeRegistryUnavailable
 					}
 					return o
 				}
@@ -373,7 +373,7 @@ func unwrapOuter(s string, t *txt) outer {
 		}
 	}
 	if isEmptyDetail(o.detail) {
-		o.cause = "unknown.backoff"
+		o.cause = verdict.CodeUnknownBackoff
 		o.kubelet = true
 	}
 	return o
@@ -851,7 +851,7 @@ func analyze(s string, t *txt, image string) part {
 	p.cause = detectCause(t, status, p.role, downloading)
 	if (verdict.LayerOf(p.cause).Rank() >= verdict.LayerAuth.Rank() || verdict.LayerOf(p.cause) == verdict.LayerUnknown) &&
 		(isProxyRefusal(s) || bareStatusAfterURL(s, urls) || proxyReasonAfterURL(s)) {
-		p.cause = "route.proxy"
+		p.cause = verdict.CodeRouteProxy
 	}
 
 	switch verdict.LayerOf(p.cause) {
@@ -879,7 +879,7 @@ func analyze(s string, t *txt, image string) part {
 			}
 		}
 	case verdict.LayerRoute:
-		if p.cause == "route.proxy" {
+		if p.cause == verdict.CodeRouteProxy {
 			// The failing hop is the proxy: its address when the message
 			// names it (proxyconnect), else unknown.
 			p.role = verdict.RoleProxy
@@ -889,21 +889,21 @@ func analyze(s string, t *txt, image string) part {
 			}
 		}
 	}
-	if p.role == verdict.RoleNone && p.host != "" && p.cause != "route.proxy" {
+	if p.role == verdict.RoleNone && p.host != "" && p.cause != verdict.CodeRouteProxy {
 		p.role = roleOfHost(p.host)
 	}
 	if verdict.LayerOf(p.cause) == verdict.LayerTransfer && p.role == verdict.RoleNone {
 		// A transfer failure is a layer download even when no URL says so.
 		p.role = verdict.RoleBlob
 	}
-	if p.host == "" && p.role == verdict.RoleNone && (image != "" && needsHost(p.cause) || p.cause == "authz.ip-denied") {
+	if p.host == "" && p.role == verdict.RoleNone && (image != "" && needsHost(p.cause) || p.cause == verdict.CodeAuthzIPDenied) {
 		p.role = verdict.RoleRegistry
 	}
 	// A refusal on a storage host is a blob download the storage refused.
 	if p.role == verdict.RoleBlob && (strings.HasPrefix(p.cause, "auth.") || strings.HasPrefix(p.cause, "authz.") ||
-		p.cause == "manifest.unknown" || p.cause == "manifest.name-unknown") &&
+		p.cause == verdict.CodeManifestUnknown || p.cause == verdict.CodeManifestNameUnknown) &&
 		(isBlobHost(p.host) || isStorageDenied(t) || image != "" && p.host != "" && !sameRegistry(p.host, imageDomain(image))) {
-		p.cause = "transfer.status"
+		p.cause = verdict.CodeTransferStatus
 	}
 	if l := verdict.LayerOf(p.cause); l == verdict.LayerRuntime || l == verdict.LayerConfig {
 		// The node's own failure: no endpoint is to blame.
@@ -1019,174 +1019,174 @@ func detectCause(t *txt, status int, role verdict.Role, blob bool) string {
 	lookupAt := strings.LastIndex(l, "lookup ")
 	switch {
 	case isNeverPull(t):
-		return "config.never-pull"
+		return verdict.CodeConfigNeverPull
 	case isPolicy(t):
-		return "config.policy"
+		return verdict.CodeConfigPolicy
 	case isBadReference(t):
-		return "config.reference"
+		return verdict.CodeConfigReference
 	case isCredentialConfig(t):
-		return "config.credentials"
+		return verdict.CodeConfigCredentials
 	case isHostsConfig(t):
-		return "config.hosts-toml"
+		return verdict.CodeConfigHostsTOML
 	case isCAFile(t):
-		return "config.ca-file"
+		return verdict.CodeConfigCAFile
 	case isNoResolver(t):
-		return "config.resolv-conf"
+		return verdict.CodeConfigResolvConf
 	case isRuntimeSocket(t):
-		return "runtime.error"
+		return verdict.CodeRuntimeError
 	case isDiskFull(t):
-		return "runtime.disk"
+		return verdict.CodeRuntimeDisk
 	case isKubeletThrottle(t):
-		return "runtime.throttled"
+		return verdict.CodeRuntimeThrottled
 	case isContentStore(t):
-		return "runtime.content-store"
+		return verdict.CodeRuntimeContentStore
 	case isDigest(t):
-		return "transfer.digest"
+		return verdict.CodeTransferDigest
 	case isSize(t):
-		return "transfer.size"
+		return verdict.CodeTransferSize
 	case isManifestInvalid(t) && t.h.any(mediaTypeWords):
 		// An unusable manifest stops the unpack before any layer.
-		return "manifest.invalid"
+		return verdict.CodeManifestInvalid
 	case isUnpack(t):
-		return "runtime.unpack"
+		return verdict.CodeRuntimeUnpack
 	case isSnapshotter(t):
-		return "runtime.snapshotter"
+		return verdict.CodeRuntimeSnapshotter
 	case isRedirectLoop(t):
-		return "transfer.redirect"
+		return verdict.CodeTransferRedirect
 	case isProxy(t):
-		return "route.proxy"
+		return verdict.CodeRouteProxy
 	case isTLSName(t):
-		return "tls.name"
+		return verdict.CodeTLSName
 	case isTLSExpired(t):
-		return "tls.expired"
+		return verdict.CodeTLSExpired
 	case isTLSUntrusted(t):
-		return "tls.untrusted"
+		return verdict.CodeTLSUntrusted
 	case isPlainHTTP(t):
-		return "tls.plain-http"
+		return verdict.CodeTLSPlainHTTP
 	case isTLSTimeout(t):
-		return "tls.timeout"
+		return verdict.CodeTLSTimeout
 	case isNoAddress(t):
-		return "dns.no-address"
+		return verdict.CodeDNSNoAddress
 	case isNXDomain(t):
-		return "dns.nxdomain"
+		return verdict.CodeDNSNXDomain
 	case isServfail(t):
-		return "dns.servfail"
+		return verdict.CodeDNSServFail
 	case isDNSUnreachable(t, lookupAt):
-		return "dns.unreachable"
+		return verdict.CodeDNSUnreachable
 	case isDNSTimeout(t, lookupAt):
-		return "dns.timeout"
+		return verdict.CodeDNSTimeout
 	case isDNSBusy(t, lookupAt):
-		return "dns.servfail"
+		return verdict.CodeDNSServFail
 	case isRefused(t):
-		return "route.refused"
+		return verdict.CodeRouteRefused
 	case isUnreachable(t) || t.has("connect: operation not permitted"):
-		return "route.unreachable"
+		return verdict.CodeRouteUnreachable
 	case isIPDenied(t):
-		return "authz.ip-denied"
+		return verdict.CodeAuthzIPDenied
 	case isRateLimit(t, status):
-		return "registry.ratelimit"
+		return verdict.CodeRegistryRatelimit
 	case isNoProgress(t):
-		return "transfer.no-progress"
+		return verdict.CodeTransferNoProgress
 	case isHeaderWait(t):
 		if blob {
 			// Headers that never came for a layer download.
-			return "transfer.timeout"
+			return verdict.CodeTransferTimeout
 		}
-		return "registry.no-answer"
+		return verdict.CodeRegistryNoAnswer
 	case isConnectTimeout(t):
 		if blob && (t.h.any(awaitingHeadersPhrases) || t.has("read: connection timed out")) {
 			// Headers or bytes that stopped coming during a download.
-			return "transfer.timeout"
+			return verdict.CodeTransferTimeout
 		}
-		return "route.timeout"
+		return verdict.CodeRouteTimeout
 	case isReadTimeout(t):
 		if blob {
 			// The bytes of a running download stopped coming.
-			return "transfer.timeout"
+			return verdict.CodeTransferTimeout
 		}
 		// A read timed out: the connection was made and the answer
 		// never came.
-		return "registry.no-answer"
+		return verdict.CodeRegistryNoAnswer
 	case isTLSOther(t):
-		return "tls.handshake"
+		return verdict.CodeTLSHandshake
 	case isReset(t):
 		if blob || t.has("unexpected eof") && !isResolving(t) {
-			return "transfer.reset"
+			return verdict.CodeTransferReset
 		}
-		return "route.reset"
+		return verdict.CodeRouteReset
 	case status >= 500 || t.h.any(serverErrorPhrases):
-		return "registry.unavailable"
+		return verdict.CodeRegistryUnavailable
 	case t.has("no basic auth credentials"):
 		// ECR's Basic challenge with no credential: containerd wraps it in
 		// "pull access denied", but the text says what is missing.
-		return "auth.no-credentials"
+		return verdict.CodeAuthNoCredentials
 	case isDeniedOrMissing(t):
 		// Docker's "pull access denied ... may require 'docker login'"
 		// wraps whatever the registry said; an expired or rejected
 		// credential in that inner text is the real answer.
 		if t.h.any(expiredTokenPhrases) || t.h.any(rejectedCredentialPhrases) {
-			return "auth.bad-credentials"
+			return verdict.CodeAuthBadCredentials
 		}
-		return "authz.denied-or-missing"
+		return verdict.CodeAuthzDeniedOrMissing
 	case isPlatform(t):
-		return "manifest.platform"
+		return verdict.CodeManifestPlatform
 	case isManifestInvalid(t):
-		return "manifest.invalid"
+		return verdict.CodeManifestInvalid
 	case isBlobUnknown(t):
-		return "transfer.status"
+		return verdict.CodeTransferStatus
 	case isStorageDenied(t) && (blob || role == verdict.RoleBlob):
-		return "transfer.status"
+		return verdict.CodeTransferStatus
 	case isNameUnknown(t):
-		return "manifest.name-unknown"
+		return verdict.CodeManifestNameUnknown
 	case isV1NotFound(t):
-		return "authz.denied-or-missing"
+		return verdict.CodeAuthzDeniedOrMissing
 	case isManifestUnknown(t):
-		return "manifest.unknown"
+		return verdict.CodeManifestUnknown
 	}
 	if c := authCause(t, status, role); c != "" {
 		return c
 	}
 	switch {
 	case isTokenProblem(t):
-		return "auth.token"
+		return verdict.CodeAuthToken
 	case status == 404 || endsNotFound(t):
 		switch role {
 		case verdict.RoleAuth:
-			return "auth.token"
+			return verdict.CodeAuthToken
 		case verdict.RoleBlob:
-			return "transfer.status"
+			return verdict.CodeTransferStatus
 		}
-		return "manifest.unknown"
+		return verdict.CodeManifestUnknown
 	case status >= 400 || t.h.any(unexpectedStatusPhrases) || isHTMLAnswer(t):
 		if role == verdict.RoleBlob {
-			return "transfer.status"
+			return verdict.CodeTransferStatus
 		}
 		if role == verdict.RoleAuth {
-			return "auth.token"
+			return verdict.CodeAuthToken
 		}
-		return "registry.protocol"
+		return verdict.CodeRegistryProtocol
 	case isGoLookup(l, lookupAt):
 		// A name lookup failed with an error no predicate names: the
 		// resolver failed, as for "device or resource busy".
-		return "dns.servfail"
+		return verdict.CodeDNSServFail
 	case strings.Contains(l, "dial tcp ") || strings.Contains(l, "connectex: "):
 		// The TCP connect failed with an OS error no predicate names.
-		return "route.connect"
+		return verdict.CodeRouteConnect
 	case isFilesystem(t):
-		return "runtime.error"
+		return verdict.CodeRuntimeError
 	case isReadTimeout(t):
-		return "transfer.timeout"
+		return verdict.CodeTransferTimeout
 	case isRuntimeCanceled(t):
-		return "transfer.no-progress"
+		return verdict.CodeTransferNoProgress
 	case isKubeletDeadline(t):
-		return "unknown.kubelet-deadline"
+		return verdict.CodeUnknownKubeletDeadline
 	case isDeadline(t) && blob:
 		// A deadline while a named download ran: the download stalled.
-		return "transfer.timeout"
+		return verdict.CodeTransferTimeout
 	case isDeadline(t):
-		return "unknown.deadline"
+		return verdict.CodeUnknownDeadline
 	case isCanceled(t):
-		return "unknown.canceled"
+		return verdict.CodeUnknownCanceled
 	case t.h.any(failureMarkers):
 		return "unknown"
 	}
@@ -1211,30 +1211,30 @@ var mediaTypeWords = newSet("media type", "mediatype", "schema 1", "schema1")
 // the registry's words.
 func authCause(t *txt, status int, role verdict.Role) string {
 	if t.h.any(anonymousRefusalPhrases) {
-		return "auth.no-credentials"
+		return verdict.CodeAuthNoCredentials
 	}
 	expired := t.h.any(expiredTokenPhrases)
 	switch {
 	case status == 401 || (status != 403 && isUnauthorized(t, status)):
 		switch {
 		case isBadCredentials(t):
-			return "auth.bad-credentials"
+			return verdict.CodeAuthBadCredentials
 		case isNoCredentials(t):
-			return "auth.no-credentials"
+			return verdict.CodeAuthNoCredentials
 		case t.h.any(repositoryScopePhrases):
 			// A 401 that names the repository scope the identity lacks
 			// (Harbor, distribution's insufficient_scope) is a refusal
 			// of this repository, not of the credential.
-			return "authz.denied"
+			return verdict.CodeAuthzDenied
 		}
-		return "auth.no-credentials"
+		return verdict.CodeAuthNoCredentials
 	case status == 403 || isForbidden(t, status):
 		if expired {
-			return "auth.bad-credentials"
+			return verdict.CodeAuthBadCredentials
 		}
-		return "authz.denied"
+		return verdict.CodeAuthzDenied
 	case expired || t.h.any(rejectedCredentialPhrases):
-		return "auth.bad-credentials"
+		return verdict.CodeAuthBadCredentials
 	}
 	return ""
 }
@@ -1373,29 +1373,29 @@ func stripOneWrapper(t, tl string) (string, string) {
 func ambiguity(p part, l, image string) []string {
 	var out []string
 	switch {
-	case p.cause == "authz.denied-or-missing":
+	case p.cause == verdict.CodeAuthzDeniedOrMissing:
 		out = append(out,
 			"manifest.name-unknown: the repository or tag does not exist (a registry that hides private repositories answers the same way) — check the name, tag and platform with an identity that can read the repository",
 			"authz.denied: the repository exists but the pull identity may not read it, or the pull was anonymous — check which credential the node used (imagePullSecret or node identity) and its scope")
 	case strings.HasPrefix(p.cause, "auth.") && (p.anon || p.status == 401 && strings.Contains(l, "anonymous")):
 		out = append(out, "manifest.unknown: containerd (and AKS, which always tries an anonymous pull first) reports 401 for an anonymous attempt, so a wrong repository name, tag or platform can hide behind it — check the name and tag too")
-	case p.cause == "authz.denied" && p.role == verdict.RoleAuth && strings.Contains(p.host, "azurecr."):
+	case p.cause == verdict.CodeAuthzDenied && p.role == verdict.RoleAuth && strings.Contains(p.host, "azurecr."):
 		out = append(out, "dns.private-zone: on ACR a 403 from the token service can mean the node reached the registry's public endpoint (private DNS zone not linked to the node's network) or the registry firewall refused the node's IP — resolve the registry name from the node")
-	case p.cause == "authz.denied" && p.hub:
+	case p.cause == verdict.CodeAuthzDenied && p.hub:
 		out = append(out, "manifest.name-unknown: Docker Hub answers 'requested access to the resource is denied' for a repository that does not exist as well as for a private one — check the name")
 	case strings.HasPrefix(p.cause, "auth.") && strings.Contains(l, "access to the requested resource is not authorized"):
 		out = append(out, "manifest.name-unknown: Quay answers 401 for a repository that does not exist as well as for a private one — check the name")
 	case strings.HasPrefix(p.cause, "authz.") && strings.Contains(l, "or it may not exist"):
 		out = append(out, "manifest.name-unknown: the registry says the permission is denied 'or it may not exist' — check the repository path as well as the identity's role")
-	case p.cause == "route.reset" && !strings.Contains(l, "connection reset"):
+	case p.cause == verdict.CodeRouteReset && !strings.Contains(l, "connection reset"):
 		out = append(out, "registry.unavailable: a bare EOF can also be a registry or proxy closing connections under load")
-	case p.cause == "route.timeout" && strings.Contains(l, "awaiting headers"):
+	case p.cause == verdict.CodeRouteTimeout && strings.Contains(l, "awaiting headers"):
 		out = append(out, "registry.no-answer: while Go waits for a connection it also waits for a proxy's answer to CONNECT and for the TLS handshake, so a proxy that accepted the connection and never answered reads the same; the client timeout does not say which — check whether `curl -v https://<host>/v2/` from the node connects and how long the answer takes")
-	case p.cause == "route.timeout" && strings.Contains(l, "dial tcp: i/o timeout"):
+	case p.cause == verdict.CodeRouteTimeout && strings.Contains(l, "dial tcp: i/o timeout"):
 		out = append(out, "dns.timeout: Go reports `dial tcp: i/o timeout` without an address when the deadline passed while the name was still being resolved — resolve the host from the node")
-	case p.cause == "unknown.canceled":
+	case p.cause == verdict.CodeUnknownCanceled:
 		out = append(out, "transfer.no-progress: a cancelled pull is often the runtime's no-progress watchdog (containerd's image_pull_progress_timeout, the kubelet's image-pull-progress-deadline with dockershim) cutting a stalled download — look for `cancel pulling image` in the runtime's log")
-	case p.cause == "transfer.no-progress" && !strings.Contains(l, "no progress"):
+	case p.cause == verdict.CodeTransferNoProgress && !strings.Contains(l, "no progress"):
 		out = append(out, "unknown.canceled: read from containerd's own log rather than from the kubelet's event, the same line follows a cancellation by the kubelet (the pod deleted while its image was pulling) — the kubelet's event for the pod says which")
 	}
 	_ = image

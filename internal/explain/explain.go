@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"github.com/pullpath/pullpath/internal/verdict"
 	"strings"
 )
 
@@ -33,7 +34,7 @@ func Explain(input []byte) ([]Finding, error) {
 // names neither.
 func explained(b Finding, fs []Finding) bool {
 	for _, f := range fs {
-		if f.Result.Verdict.Cause == "unknown.backoff" {
+		if f.Result.Verdict.Cause == verdict.CodeUnknownBackoff {
 			continue
 		}
 		bi, fi := b.Result.Image, f.Result.Image

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pullpath/pullpath/internal/verdict"
 	"io"
 	"strings"
 )
@@ -239,7 +240,7 @@ func (e *explainer) add(m Message) {
 func (e *explainer) result() []Finding {
 	out := make([]Finding, 0, len(e.findings))
 	for _, f := range e.findings {
-		if f.Result.Verdict.Cause == "unknown.backoff" && explained(f, e.findings) {
+		if f.Result.Verdict.Cause == verdict.CodeUnknownBackoff && explained(f, e.findings) {
 			continue
 		}
 		out = append(out, f)

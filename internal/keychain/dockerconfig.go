@@ -35,7 +35,7 @@ func ParseDockerConfig(data []byte, name string) (map[string]Entry, error) {
 		Auths map[string]dockerEntry `json:"auths"`
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s is not a docker config: %v", name, errNoBytes(err))
+		return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s is not a docker config: %v", name, errNoBytes(err))
 	}
 	if cfg.Auths == nil {
 		var legacy map[string]dockerEntry
@@ -49,11 +49,11 @@ func ParseDockerConfig(data []byte, name string) (map[string]Entry, error) {
 		if e.Auth != "" {
 			raw, err := base64.StdEncoding.DecodeString(e.Auth)
 			if err != nil {
-				return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s: entry %q has an auth field that is not base64", name, key)
+				return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s: entry %q has an auth field that is not base64", name, key)
 			}
 			user, pass, found := strings.Cut(string(raw), ":")
 			if !found {
-				return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s: entry %q auth is not user:password", name, key)
+				return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s: entry %q auth is not user:password", name, key)
 			}
 			ent = Entry{Username: user, Password: strings.Trim(pass, "\x00")}
 		}
@@ -89,12 +89,12 @@ func ParseSecret(data []byte, name string) (map[string]Entry, error) {
 			if v, ok := secret.Data[key]; ok {
 				raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 				if err != nil {
-					return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s: data[%s] is not base64", name, key)
+					return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s: data[%s] is not base64", name, key)
 				}
 				return ParseDockerConfig(raw, name)
 			}
 		}
-		return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s: secret (type %q) has no .dockerconfigjson or .dockercfg key", name, secret.Type)
+		return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s: secret (type %q) has no .dockerconfigjson or .dockercfg key", name, secret.Type)
 	}
 	return ParseDockerConfig(data, name)
 }
@@ -103,15 +103,15 @@ func ParseSecret(data []byte, name string) (map[string]Entry, error) {
 func ReadFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, verdict.Wrap("config.credentials", verdict.RoleNone, "", fmt.Errorf("reading credentials: %w", err))
+		return nil, verdict.Wrap(verdict.CodeConfigCredentials, verdict.RoleNone, "", fmt.Errorf("reading credentials: %w", err))
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
 	if err != nil {
-		return nil, verdict.Wrap("config.credentials", verdict.RoleNone, "", fmt.Errorf("reading credentials: %w", err))
+		return nil, verdict.Wrap(verdict.CodeConfigCredentials, verdict.RoleNone, "", fmt.Errorf("reading credentials: %w", err))
 	}
 	if len(data) > MaxFile {
-		return nil, verdict.Errorf("config.credentials", verdict.RoleNone, "", "%s is larger than %d bytes", file, MaxFile)
+		return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s is larger than %d bytes", file, MaxFile)
 	}
 	return data, nil
 }

@@ -2,6 +2,7 @@ package keychain
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/verdict"
 	"sort"
 	"strings"
 )
@@ -66,10 +67,10 @@ type Note struct {
 
 // Warning codes of the keychain (registered in internal/verdict).
 const (
-	CodeKeyUnused       = "auth.pull-secret-key-unused"
-	CodeKeyDockerDiffer = "auth.key-matches-differently"
-	CodeSAUnused        = "auth.serviceaccount-secret-unused"
-	CodeMirrorAnonymous = "auth.mirror-anonymous"
+	CodeKeyUnused       = verdict.CodeAuthPullSecretKeyUnused
+	CodeKeyDockerDiffer = verdict.CodeAuthKeyMatchesDifferently
+	CodeSAUnused        = verdict.CodeAuthServiceaccountSecretUnused
+	CodeMirrorAnonymous = verdict.CodeAuthMirrorAnonymous
 )
 
 // secretsKeyring returns the one keyring of the secrets the kubelet reads.

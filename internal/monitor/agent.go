@@ -186,7 +186,7 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	if err != nil {
 		// Options that make no sense: the configuration's fault, reported
 		// as a verdict so the metrics show it rather than silence.
-		v := verdict.FromError(verdict.Wrap("config.reference", verdict.RoleNone, "", err))
+		v := verdict.FromError(verdict.Wrap(verdict.CodeConfigReference, verdict.RoleNone, "", err))
 		rep = &probe.Report{Image: t.Image, Verdict: v, Started: start, Millis: a.Now().Sub(start).Milliseconds()}
 	}
 	agentProviderCause(rep)
@@ -217,13 +217,13 @@ func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 // warning): what it then saw is not what the kubelet sees, so it reports
 // its own setup (owner node) rather than the anonymous pull's 401 as the
 // registry refusing the node.
-const AgentProviderCause = "config.monitor-credential-provider"
+const AgentProviderCause = verdict.CodeConfigMonitorCredentialProvider
 
 // agentProviderCause replaces rep's verdict with AgentProviderCause when
 // the probe could not run the node's credential provider.
 func agentProviderCause(rep *probe.Report) {
 	for _, w := range rep.Warnings {
-		if w.Code != "auth.provider-unusable" {
+		if w.Code != verdict.CodeAuthProviderUnusable {
 			continue
 		}
 		why := w.Message

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/netpath"
 	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // Steps are the values of pullpath_step_duration_seconds' step label, in
@@ -202,7 +203,7 @@ func stepKind(ep probe.Endpoint, st probe.Step) string {
 // It is false for dns.private-zone (a privatelink name answered with a public
 // address) and unknown (ok false) when the resolver gave no address.
 func resolvedPrivate(st probe.Step) (private, ok bool) {
-	if st.Cause == "dns.private-zone" {
+	if st.Cause == verdict.CodeDNSPrivateZone {
 		return false, true
 	}
 	answers, _ := st.Facts["answers"].([]netpath.ResolverAnswer)

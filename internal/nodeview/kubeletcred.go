@@ -150,18 +150,18 @@ func LoadKubeletCredentials(root string) (*KubeletCredentials, error) {
 	kc := &KubeletCredentials{ConfigPath: cfgPath, BinDir: flags[FlagCredentialProviderBinDir], Sources: sources}
 	data, _, err := readInRoot(root, cfgPath)
 	if err != nil {
-		return kc, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "reading the kubelet's credential provider config %s (%s, from %s): %v", cfgPath, FlagCredentialProviderConfig, strings.Join(sources, ", "), err)
+		return kc, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "reading the kubelet's credential provider config %s (%s, from %s): %v", cfgPath, FlagCredentialProviderConfig, strings.Join(sources, ", "), err)
 	}
 	if len(data) > maxProviderConfig {
-		return kc, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "the kubelet's credential provider config %s is larger than %d bytes", cfgPath, maxProviderConfig)
+		return kc, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "the kubelet's credential provider config %s is larger than %d bytes", cfgPath, maxProviderConfig)
 	}
 	cfg, err := ParseCredentialProviderConfig(data)
 	if err != nil {
-		return kc, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "decoding the kubelet's credential provider config %s: %v", cfgPath, err)
+		return kc, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "decoding the kubelet's credential provider config %s: %v", cfgPath, err)
 	}
 	kc.Config = *cfg
 	if kc.BinDir == "" {
-		return kc, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "the kubelet has %s=%s but no %s: it cannot find the providers", FlagCredentialProviderConfig, cfgPath, FlagCredentialProviderBinDir)
+		return kc, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "the kubelet has %s=%s but no %s: it cannot find the providers", FlagCredentialProviderConfig, cfgPath, FlagCredentialProviderBinDir)
 	}
 	return kc, nil
 }

@@ -148,7 +148,7 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("plugin binary executable %s did not exist", nodeBin)
 		}
-		return nil, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
+		return nil, verdict.Errorf(verdict.CodeConfigCredentialProviderBinary, verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
 	}
 	token, annotations, err := providerServiceAccount(p, o.ServiceAccount)
 	if err != nil {
@@ -166,7 +166,7 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	if chrooted {
 		cmd.Path = nodeBin
 		if err := chrootInto(cmd, root); err != nil {
-			return nil, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
+			return nil, verdict.Errorf(verdict.CodeConfigCredentialProviderBinary, verdict.RoleNone, "", "kubelet credential provider %s: %v", p.Name, err)
 		}
 	}
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))
@@ -181,27 +181,27 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	res.Elapsed = time.Since(start)
 	res.Stderr = stderr.String()
 	if ctx.Err() != nil {
-		return res, verdict.Errorf("auth.provider-timeout", verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v (after %s)", p.Name, image, ctx.Err(), res.Elapsed.Round(time.Millisecond))
+		return res, verdict.Errorf(verdict.CodeAuthProviderTimeout, verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v (after %s)", p.Name, image, ctx.Err(), res.Elapsed.Round(time.Millisecond))
 	}
 	if err != nil {
 		if chrooted && errors.Is(err, fs.ErrPermission) && !cmdStarted(cmd) {
-			return res, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "kubelet credential provider %s: running it inside the node root %s needs CAP_SYS_CHROOT: %v", p.Name, root, err)
+			return res, verdict.Errorf(verdict.CodeConfigCredentialProviderBinary, verdict.RoleNone, "", "kubelet credential provider %s: running it inside the node root %s needs CAP_SYS_CHROOT: %v", p.Name, root, err)
 		}
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, exec.ErrNotFound) {
-			return res, verdict.Errorf("config.credential-provider-binary", verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v", p.Name, image, err)
+			return res, verdict.Errorf(verdict.CodeConfigCredentialProviderBinary, verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v", p.Name, image, err)
 		}
-		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v", p.Name, image, err)
+		return res, verdict.Errorf(verdict.CodeAuthProviderFailed, verdict.RoleNone, "", "error execing credential provider plugin %s for image %s: %v", p.Name, image, err)
 	}
 	var resp credentialProviderResponse
 	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
 		// The decoder's message may quote the output: name only the offset.
-		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "kubelet credential provider %s: its response is not a CredentialProviderResponse (%d bytes of JSON that do not decode)", p.Name, stdout.Len())
+		return res, verdict.Errorf(verdict.CodeAuthProviderFailed, verdict.RoleNone, "", "kubelet credential provider %s: its response is not a CredentialProviderResponse (%d bytes of JSON that do not decode)", p.Name, stdout.Len())
 	}
 	if resp.APIVersion != p.APIVersion {
-		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "apiVersion from credential plugin response did not match expected apiVersion:%s, actual apiVersion:%s", p.APIVersion, resp.APIVersion)
+		return res, verdict.Errorf(verdict.CodeAuthProviderFailed, verdict.RoleNone, "", "apiVersion from credential plugin response did not match expected apiVersion:%s, actual apiVersion:%s", p.APIVersion, resp.APIVersion)
 	}
 	if resp.Kind != "CredentialProviderResponse" {
-		return res, verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "kubelet credential provider %s: response kind %q, want CredentialProviderResponse", p.Name, resp.Kind)
+		return res, verdict.Errorf(verdict.CodeAuthProviderFailed, verdict.RoleNone, "", "kubelet credential provider %s: response kind %q, want CredentialProviderResponse", p.Name, resp.Kind)
 	}
 	if err := checkEchoedToken(p, token, resp.Auth); err != nil {
 		return res, err
@@ -216,7 +216,7 @@ func RunProvider(ctx context.Context, root, binDir string, p CredentialProvider,
 	res.auth = resp.Auth
 	res.Keys, res.Creds = LookupAuth(resp.Auth, image)
 	if len(res.Creds) == 0 {
-		return res, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v)", p.Name, image, res.AllKeys)
+		return res, verdict.Errorf(verdict.CodeAuthProviderNoCredentials, verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v)", p.Name, image, res.AllKeys)
 	}
 	return res, nil
 }

@@ -47,7 +47,7 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 	}
 	if sa == nil {
 		if ta.RequireServiceAccount != nil && *ta.RequireServiceAccount {
-			return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s requires the pod's service account token (tokenAttributes.requireServiceAccount, audience %q): without a service account (--service-account NS/NAME) the kubelet does not run it", p.Name, ta.ServiceAccountTokenAudience)
+			return "", nil, verdict.Errorf(verdict.CodeAuthProviderServiceAccount, verdict.RoleNone, "", "kubelet credential provider %s requires the pod's service account token (tokenAttributes.requireServiceAccount, audience %q): without a service account (--service-account NS/NAME) the kubelet does not run it", p.Name, ta.ServiceAccountTokenAudience)
 		}
 		return "", nil, nil
 	}
@@ -55,7 +55,7 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 	for _, k := range ta.RequiredServiceAccountAnnotationKeys {
 		v, ok := sa.Annotations[k]
 		if !ok {
-			return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s requires the annotation %s on service account %s, which it lacks: the kubelet does not run the provider for its pods", p.Name, k, sa)
+			return "", nil, verdict.Errorf(verdict.CodeAuthProviderServiceAccount, verdict.RoleNone, "", "kubelet credential provider %s requires the annotation %s on service account %s, which it lacks: the kubelet does not run the provider for its pods", p.Name, k, sa)
 		}
 		ann[k] = v
 	}
@@ -65,10 +65,10 @@ func providerServiceAccount(p CredentialProvider, sa *ServiceAccount) (string, m
 		}
 	}
 	if sa.Token == "" {
-		return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s needs a token of service account %s for audience %q, and none was given", p.Name, sa, ta.ServiceAccountTokenAudience)
+		return "", nil, verdict.Errorf(verdict.CodeAuthProviderServiceAccount, verdict.RoleNone, "", "kubelet credential provider %s needs a token of service account %s for audience %q, and none was given", p.Name, sa, ta.ServiceAccountTokenAudience)
 	}
 	if sa.Audience != "" && sa.Audience != ta.ServiceAccountTokenAudience {
-		return "", nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "kubelet credential provider %s wants a token for audience %q, the token of %s is for %q", p.Name, ta.ServiceAccountTokenAudience, sa, sa.Audience)
+		return "", nil, verdict.Errorf(verdict.CodeAuthProviderServiceAccount, verdict.RoleNone, "", "kubelet credential provider %s wants a token for audience %q, the token of %s is for %q", p.Name, ta.ServiceAccountTokenAudience, sa, sa.Audience)
 	}
 	if len(ann) == 0 {
 		ann = nil
@@ -89,7 +89,7 @@ func checkEchoedToken(p CredentialProvider, token string, auth map[string]AuthCo
 	slices.Sort(keys)
 	for _, k := range keys {
 		if auth[k].Password == token {
-			return verdict.Errorf("auth.provider-failed", verdict.RoleNone, "", "kubelet credential provider %s returned the service account token as the password for %s, which the kubelet refuses unless tokenAttributes.cacheType is Token", p.Name, k)
+			return verdict.Errorf(verdict.CodeAuthProviderFailed, verdict.RoleNone, "", "kubelet credential provider %s returned the service account token as the password for %s, which the kubelet refuses unless tokenAttributes.cacheType is Token", p.Name, k)
 		}
 	}
 	return nil

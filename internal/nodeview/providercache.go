@@ -120,7 +120,7 @@ func (c *ProviderCache) Run(ctx context.Context, root, binDir string, p Credenti
 	}
 	if res := c.Get(root, binDir, p, image); res != nil {
 		if len(res.Creds) == 0 {
-			return res, verdict.Errorf("auth.provider-no-credentials", verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v; its answer kept for %s)", p.Name, image, res.AllKeys, res.CacheDuration)
+			return res, verdict.Errorf(verdict.CodeAuthProviderNoCredentials, verdict.RoleNone, "", "kubelet credential provider %s returned no credentials for %s (auth keys: %v; its answer kept for %s)", p.Name, image, res.AllKeys, res.CacheDuration)
 		}
 		return res, nil
 	}

@@ -98,14 +98,14 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 		host = "docker.io"
 	}
 	if host == "" || host == "." || host == ".." || strings.ContainsAny(host, "/\\\x00 \t\r\n") {
-		return nil, verdict.Errorf("config.reference", verdict.RoleNone, "", "%q is not a registry host", refHost)
+		return nil, verdict.Errorf(verdict.CodeConfigReference, verdict.RoleNone, "", "%q is not a registry host", refHost)
 	}
 	ctx = log.WithLogger(ctx, quietLogger())
 
 	// 1. Find the host directory as containerd's hostDirFromRoots does.
 	dir, nodeDir, err := v.hostDir(host)
 	if err != nil {
-		return nil, verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("finding the hosts directory of %s: %w", host, err))
+		return nil, verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("finding the hosts directory of %s: %w", host, err))
 	}
 
 	// 2. Read and validate hosts.toml; prepare what containerd will read.
@@ -123,13 +123,13 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 		case errors.Is(err, fs.ErrNotExist):
 			source = ""
 		case err != nil:
-			return nil, verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", source, err))
+			return nil, verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", source, err))
 		case len(b) == 0:
 			source = "" // containerd treats an empty file as absent
 		default:
 			s, err := parseHostsTOML(nodeDir, b)
 			if err != nil {
-				parseErr = verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("decoding %s: %w", source, err))
+				parseErr = verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("decoding %s: %w", source, err))
 				source = ""
 				break
 			}
@@ -141,7 +141,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			defer os.RemoveAll(tmp)
 			out, err := s.emitUnique(func(p string) (string, error) { return inRoot(v.Root, p) })
 			if err != nil {
-				return nil, verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("decoding %s: %w", source, err))
+				return nil, verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("decoding %s: %w", source, err))
 			}
 			if err := os.WriteFile(filepath.Join(tmp, "hosts.toml"), out, 0o600); err != nil {
 				return nil, fmt.Errorf("preparing hosts.toml for containerd: %w", err)
@@ -191,7 +191,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 	} else {
 		crt, err := certFilesCAs(dir)
 		if err != nil {
-			return nil, verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", dir, err))
+			return nil, verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", dir, err))
 		}
 		for range rhosts {
 			caPerHost = append(caPerHost, crt)
@@ -230,10 +230,10 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			for _, f := range rh2.CAFiles {
 				data, err := os.ReadFile(f)
 				if err != nil {
-					return nil, verdict.Wrap("config.ca-file", verdict.RoleNone, "", fmt.Errorf("reading CA file %s: %w", f, err))
+					return nil, verdict.Wrap(verdict.CodeConfigCAFile, verdict.RoleNone, "", fmt.Errorf("reading CA file %s: %w", f, err))
 				}
 				if appendPEM(pool, data) == 0 {
-					return nil, verdict.Errorf("config.ca-file", verdict.RoleNone, "", "CA file %s holds no PEM certificate", f)
+					return nil, verdict.Errorf(verdict.CodeConfigCAFile, verdict.RoleNone, "", "CA file %s holds no PEM certificate", f)
 				}
 			}
 			t.TLSClientConfig.RootCAs = pool
@@ -245,7 +245,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			if source == "" {
 				why = "containerd skips verification for localhost by default"
 			}
-			rh2.Warnings = append(rh2.Warnings, verdict.Warning{Code: "tls.skip-verify", Endpoint: rh2.Host,
+			rh2.Warnings = append(rh2.Warnings, verdict.Warning{Code: verdict.CodeTLSSkipVerify, Endpoint: rh2.Host,
 				Message: fmt.Sprintf("TLS certificates of %s are not verified (%s): the pull works with any certificate, including an interceptor's.", rh2.Host, why)})
 		}
 		out = append(out, rh2)
@@ -303,9 +303,9 @@ func (v *View) hostDir(host string) (string, string, error) {
 func configureError(err error) *verdict.Error {
 	msg := err.Error()
 	if strings.Contains(msg, "CA cert") || strings.Contains(msg, "CERT file") || strings.Contains(msg, "key pair") || strings.Contains(msg, "cert pool") {
-		return verdict.Wrap("config.ca-file", verdict.RoleNone, "", fmt.Errorf("configuring registry hosts: %w", err))
+		return verdict.Wrap(verdict.CodeConfigCAFile, verdict.RoleNone, "", fmt.Errorf("configuring registry hosts: %w", err))
 	}
-	return verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", fmt.Errorf("configuring registry hosts: %w", err))
+	return verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("configuring registry hosts: %w", err))
 }
 
 // certFilesCAs lists the *.crt files of a certs.d directory, which

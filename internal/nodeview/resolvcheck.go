@@ -23,7 +23,7 @@ func noNameserver(path string, rc ResolvConf, binary bool) *verdict.Error {
 	case rc.NameserverLines > 1:
 		why = fmt.Sprintf("none of its %d nameserver lines holds an IP address", rc.NameserverLines)
 	}
-	return verdict.Errorf("config.resolv-conf", verdict.RoleNone, "",
+	return verdict.Errorf(verdict.CodeConfigResolvConf, verdict.RoleNone, "",
 		"%s names no usable nameserver (%s), so the runtime's resolver falls back to the local host (127.0.0.1 and ::1)", path, why)
 }
 

@@ -46,7 +46,7 @@ func loadTrust(root string) trustStore {
 		data, hp, err := readInRoot(root, f)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				ts.problems = append(ts.problems, verdict.Wrap("config.ca-file", verdict.RoleNone, "", fmt.Errorf("reading trust bundle %s: %w", hp, err)))
+				ts.problems = append(ts.problems, verdict.Wrap(verdict.CodeConfigCAFile, verdict.RoleNone, "", fmt.Errorf("reading trust bundle %s: %w", hp, err)))
 			}
 			continue
 		}
@@ -55,7 +55,7 @@ func loadTrust(root string) trustStore {
 		ts.count += n
 		ts.files = append(ts.files, f)
 		if n == 0 {
-			ts.fatal = verdict.Errorf("config.ca-file", verdict.RoleNone, "", "the node trust bundle %s holds no certificate: the node trusts no public CA", hp)
+			ts.fatal = verdict.Errorf(verdict.CodeConfigCAFile, verdict.RoleNone, "", "the node trust bundle %s holds no certificate: the node trusts no public CA", hp)
 		}
 		break
 	}
@@ -89,7 +89,7 @@ func loadTrust(root string) trustStore {
 		}
 	}
 	if ts.fatal == nil && ts.count == 0 {
-		ts.problems = append(ts.problems, verdict.Errorf("config.ca-file", verdict.RoleNone, "", "no trust store under %s (none of %s): the node trusts no public CA", root, strings.Join(TrustFiles, ", ")))
+		ts.problems = append(ts.problems, verdict.Errorf(verdict.CodeConfigCAFile, verdict.RoleNone, "", "no trust store under %s (none of %s): the node trusts no public CA", root, strings.Join(TrustFiles, ", ")))
 	}
 	return ts
 }

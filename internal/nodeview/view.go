@@ -110,18 +110,18 @@ func Load(root string, opts ...Option) (*View, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		v.Resolv = DefaultResolvConf()
-		v.Warnings = append(v.Warnings, verdict.Warning{Code: "dns.no-resolv-conf",
+		v.Warnings = append(v.Warnings, verdict.Warning{Code: verdict.CodeDNSNoResolvConf,
 			Message: fmt.Sprintf("%s does not exist: the node's resolver asks 127.0.0.1 and ::1", hp)})
 	case err != nil:
 		v.Resolv = DefaultResolvConf()
-		fatal = append(fatal, verdict.Wrap("config.resolv-conf", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
+		fatal = append(fatal, verdict.Wrap(verdict.CodeConfigResolvConf, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
 	default:
 		rc, perr := ParseResolvConf(bytes.NewReader(data))
 		rc.Path = hp
 		v.Resolv = rc
 		binary := isBinary(data)
 		if perr != nil {
-			fatal = append(fatal, verdict.Wrap("config.resolv-conf", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
+			fatal = append(fatal, verdict.Wrap(verdict.CodeConfigResolvConf, verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
 		} else if rc.Defaulted {
 			fatal = append(fatal, noNameserver(hp, rc, binary))
 		}
@@ -129,7 +129,7 @@ func Load(root string, opts ...Option) (*View, error) {
 			rc.Notes = nil // line notes of a binary file would only print its bytes
 		}
 		for _, n := range rc.Notes {
-			v.Warnings = append(v.Warnings, verdict.Warning{Code: "dns.resolv-conf", Message: hp + ": " + n})
+			v.Warnings = append(v.Warnings, verdict.Warning{Code: verdict.CodeDNSResolvConf, Message: hp + ": " + n})
 		}
 	}
 
@@ -138,12 +138,12 @@ func Load(root string, opts ...Option) (*View, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		fatal = append(fatal, verdict.Wrap("config.hosts-file", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
+		fatal = append(fatal, verdict.Wrap(verdict.CodeConfigHostsFile, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", hp, err)))
 	default:
 		entries, perr := ParseHosts(bytes.NewReader(data))
 		v.Hosts = entries
 		if perr != nil {
-			v.Problems = append(v.Problems, verdict.Wrap("config.hosts-file", verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
+			v.Problems = append(v.Problems, verdict.Wrap(verdict.CodeConfigHostsFile, verdict.RoleNone, "", fmt.Errorf("parsing %s: %w", hp, perr)))
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/netpath"
 	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // ResolverComparison is one host resolved twice (probe --compare-node): by
@@ -77,7 +78,7 @@ func CompareNodeResolvers(ctx context.Context, r *Report, image, nodeRoot, podRo
 func resolveWith(ctx context.Context, v *nodeview.View, host string, port int, timeout time.Duration) ResolverAnswer {
 	var a ResolverAnswer
 	if v == nil {
-		a.Cause = "config.resolv-conf"
+		a.Cause = verdict.CodeConfigResolvConf
 		return a
 	}
 	a.Resolv = v.Resolv.Path

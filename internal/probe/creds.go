@@ -78,7 +78,7 @@ func (p *prober) keychainAttempts(img Image) ([]attempt, error) {
 	p.rep.Credentials = &CredentialsInfo{Image: res.Image, Tried: []string{}, Anonymous: res.Anonymous}
 	if len(res.Credentials) == 0 {
 		if p.o.PullSecret != "" || p.o.DockerConfig != "" {
-			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.no-matching-secret",
+			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthNoMatchingSecret,
 				Message: fmt.Sprintf("the pull is anonymous: %s", res.Anonymous)})
 		}
 		return []attempt{{creds: &registry.Credentials{}, anonymous: res.Anonymous}}, nil

@@ -156,7 +156,7 @@ func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain, repo string,
 		return c, nil
 	}
 	if !registryCreds.Anonymous() {
-		p.tr.warn(verdict.Warning{Code: "auth.mirror-credentials", Endpoint: registry.Endpoint(h.Scheme, h.Host),
+		p.tr.warn(verdict.Warning{Code: verdict.CodeAuthMirrorCredentials, Endpoint: registry.Endpoint(h.Scheme, h.Host),
 			Message: fmt.Sprintf("the probe asks the mirror %s anonymously: the credentials given are for %s and it sends them to no other host; containerd 1.6's CRI plugin does send them to the mirror (the kubelet's AuthConfig has no server_address), containers/image (CRI-O) does not. The plan shows what the node presents to each host", h.Host, domain)})
 	}
 	return &registry.Credentials{}, nil

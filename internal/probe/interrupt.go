@@ -19,7 +19,7 @@ func interrupted(ctx context.Context) error {
 	if cause == nil || cause == context.Canceled {
 		cause = errors.New("cancelled by the caller")
 	}
-	return verdict.Wrap("unknown.interrupted", verdict.RoleNone, "", cause)
+	return verdict.Wrap(verdict.CodeUnknownInterrupted, verdict.RoleNone, "", cause)
 }
 
 // The signal's cause reports errors.Is(cause, context.Canceled), so the

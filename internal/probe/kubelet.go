@@ -54,7 +54,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 		if p.o.AsKubelet == nil {
 			return p.keychainAttempts(img)
 		}
-		return nil, verdict.Errorf("config.credential-provider", verdict.RoleNone, "", "--as-kubelet: the kubelet under %s has no %s (read from its systemd unit, drop-ins and /etc/default/kubelet)", p.o.Root, nodeview.FlagCredentialProviderConfig)
+		return nil, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "--as-kubelet: the kubelet under %s has no %s (read from its systemd unit, drop-ins and /etc/default/kubelet)", p.o.Root, nodeview.FlagCredentialProviderConfig)
 	}
 	image := img.Domain + "/" + img.Repository
 	info := &CredentialProvider{Image: image, Matched: []string{}, AuthKeys: []string{}}
@@ -74,8 +74,8 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 		for _, pr := range kc.Config.Providers {
 			globs = append(globs, pr.Name+" "+strings.Join(pr.MatchImages, ","))
 		}
-		cause := verdict.Errorf("auth.provider-no-match", verdict.RoleRegistry, "", "no kubelet credential provider matches %s (matchImages: %s)", image, strings.Join(globs, "; "))
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-no-match",
+		cause := verdict.Errorf(verdict.CodeAuthProviderNoMatch, verdict.RoleRegistry, "", "no kubelet credential provider matches %s (matchImages: %s)", image, strings.Join(globs, "; "))
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthProviderNoMatch,
 			Message: fmt.Sprintf("no kubelet credential provider in %s matches %s: the kubelet pulls anonymously", kc.ConfigPath, image)})
 		info.Error = "no provider matches the image"
 		return []attempt{{creds: &registry.Credentials{}, cause: cause, anonymous: "no kubelet credential provider matches " + image}}, nil
@@ -145,7 +145,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 		}
 		*info = *held[0].info
 		for _, f := range failed {
-			code, msg := "auth.provider-failed", f.Error()
+			code, msg := verdict.CodeAuthProviderFailed, f.Error()
 			if ve, ok := verdict.AsError(f); ok {
 				code, msg = ve.Cause, ve.Detail
 			}
@@ -156,7 +156,7 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 			for _, h := range held {
 				names = append(names, h.name())
 			}
-			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
+			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthProviderSeveralCredentials,
 				Message: fmt.Sprintf("the kubelet holds %d credentials for %s and tries them in turn until one pulls; so does the probe, in its order: %s", len(held), image, strings.Join(names, ", "))})
 		}
 		p.rep.Credentials = &CredentialsInfo{Image: image, Tried: []string{}}
@@ -201,7 +201,7 @@ func (p *prober) kubeletSetupFailed(img Image, info *CredentialProvider, err err
 	if ve, ok := verdict.AsError(err); ok {
 		msg = ve.Detail
 	}
-	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-unusable",
+	p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthProviderUnusable,
 		Message: msg + ": the probe could not run the kubelet's credential provider under " + p.o.Root + " and goes on without it (--as-kubelet makes this the verdict)"})
 	return p.keychainAttempts(img)
 }
@@ -225,7 +225,7 @@ func (p *prober) serviceAccount(ctx context.Context, pr nodeview.CredentialProvi
 		p.providerSecrets = append(p.providerSecrets, sa.Token)
 	}
 	if err != nil {
-		return nil, verdict.Errorf("auth.provider-service-account", verdict.RoleNone, "", "getting a token of the service account for kubelet credential provider %s (audience %q): %v", pr.Name, pr.TokenAttributes.ServiceAccountTokenAudience, err)
+		return nil, verdict.Errorf(verdict.CodeAuthProviderServiceAccount, verdict.RoleNone, "", "getting a token of the service account for kubelet credential provider %s (audience %q): %v", pr.Name, pr.TokenAttributes.ServiceAccountTokenAudience, err)
 	}
 	return sa, nil
 }

@@ -54,7 +54,7 @@ func (a attempt) name() string {
 // refused because a credential provider gave nothing fails with the
 // provider's cause, at the place the refusal happened.
 func (a attempt) explain(ve *verdict.Error) *verdict.Error {
-	if a.cause == nil || ve.Cause != "auth.no-credentials" {
+	if a.cause == nil || ve.Cause != verdict.CodeAuthNoCredentials {
 		return ve
 	}
 	out := *a.cause
@@ -107,7 +107,7 @@ func (p *prober) tryEach(attempts []attempt, pull func(attempt) error) error {
 		}
 		if !credentialDependent(ve) {
 			if i < len(attempts)-1 {
-				p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials", Endpoint: ve.Endpoint,
+				p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthProviderSeveralCredentials, Endpoint: ve.Endpoint,
 					Message: fmt.Sprintf("the kubelet tries its %d other credentials too; the probe does not: the pull failed at %s (%s) before a credential could matter, and they fail the same way", len(attempts)-1-i, ve.Layer, ve.Cause)})
 			}
 			break
@@ -121,7 +121,7 @@ func (p *prober) tryEach(attempts []attempt, pull func(attempt) error) error {
 		for i, e := range errs {
 			causes = append(causes, fmt.Sprintf("%d. %s", i+1, e.Cause))
 		}
-		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: "auth.provider-several-credentials",
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthProviderSeveralCredentials,
 			Message: fmt.Sprintf("every credential the kubelet holds failed (%s); the kubelet's error lists them all, the verdict is the one furthest along the pull path", strings.Join(causes, ", "))})
 	}
 	for i, e := range errs {
@@ -158,5 +158,5 @@ func credentialDependent(e *verdict.Error) bool {
 	case verdict.LayerAuth, verdict.LayerAuthz:
 		return true
 	}
-	return e.Cause == "manifest.unknown" || e.Cause == "manifest.name-unknown"
+	return e.Cause == verdict.CodeManifestUnknown || e.Cause == verdict.CodeManifestNameUnknown
 }

@@ -71,7 +71,7 @@ func (t *tracer) mtuHandshake(ctx context.Context, remote net.Addr, host string,
 		conn, serr := t.smallMSSDial(ctx, host, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), ep, endpoint, role, cfg, why)
 		if serr == nil {
 			conn.Close()
-			m.err = &verdict.Error{Layer: verdict.LayerOf("route.mtu"), Cause: "route.mtu", Role: role, Endpoint: endpoint, Err: first,
+			m.err = &verdict.Error{Layer: verdict.LayerOf(verdict.CodeRouteMTU), Cause: verdict.CodeRouteMTU, Role: role, Endpoint: endpoint, Err: first,
 				Detail: fmt.Sprintf("the TLS handshake timed out with the default MSS and completed when redialled with TCP_MAXSEG %d", netpath.SmallMSS)}
 			return
 		}
@@ -132,7 +132,7 @@ func (t *tracer) smallMSSDial(ctx context.Context, host string, ap netip.AddrPor
 func (t *tracer) dialSmallMSS(ctx context.Context, addr string, tlsCfg *tls.Config) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, verdict.Wrap("config.reference", verdict.RoleNone, addr, err)
+		return nil, verdict.Wrap(verdict.CodeConfigReference, verdict.RoleNone, addr, err)
 	}
 	port, _ := strconv.Atoi(portStr)
 	role := t.roleOf(host, portStr)
@@ -143,7 +143,7 @@ func (t *tracer) dialSmallMSS(ctx context.Context, addr string, tlsCfg *tls.Conf
 		return nil, err
 	}
 	if len(res.Addrs) == 0 {
-		return nil, verdict.Errorf("dns.no-address", role, endpoint, "no address to connect to")
+		return nil, verdict.Errorf(verdict.CodeDNSNoAddress, role, endpoint, "no address to connect to")
 	}
 	conn, verr := t.smallMSSDial(ctx, host, netip.AddrPortFrom(res.Addrs[0], uint16(port)), ep, endpoint, role, tlsCfg,
 		"dialled for the path-MTU test of a stalled download")

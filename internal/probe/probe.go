@@ -177,7 +177,7 @@ func (p *prober) finish(err error) {
 	}
 	ve, ok := verdict.AsError(err)
 	if !ok {
-		ve = verdict.Wrap("unknown", verdict.RoleNone, "", err)
+		ve = verdict.Wrap(verdict.CodeUnknown, verdict.RoleNone, "", err)
 	}
 	v := verdict.FromError(ve)
 	if v.Layer == verdict.LayerAuth || v.Layer == verdict.LayerAuthz {
@@ -258,7 +258,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 	hosts, err := p.runtimeHosts(ctx, view, domain, ref)
 	if err != nil {
 		if _, ok := verdict.AsError(err); !ok {
-			err = verdict.Wrap("config.hosts-toml", verdict.RoleNone, "", err)
+			err = verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", err)
 		}
 		return err
 	}
@@ -289,7 +289,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 		plan = append(plan, pl)
 	}
 	if len(plan) == 0 {
-		return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
+		return verdict.Errorf(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", "no host in the registry configuration for %s may resolve or pull", domain)
 	}
 	p.routeCredentials(hosts, domain, repo, attempts[0])
 
@@ -330,7 +330,7 @@ func (p *prober) walk(ctx context.Context, plan []planned) error {
 			conn, err := p.tr.dial(ctx, u.Host, tlsCfg)
 			if err != nil {
 				if _, ok := verdict.AsError(err); !ok {
-					err = verdict.Wrap("route.unreachable", verdict.Role(hosts[endpoint]), endpoint, err)
+					err = verdict.Wrap(verdict.CodeRouteUnreachable, verdict.Role(hosts[endpoint]), endpoint, err)
 				}
 				return err
 			}
@@ -409,14 +409,14 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 	if sess == nil {
 		p.skipped = append(p.skipped, "manifest", "blobs")
 		if len(errs) == 0 {
-			return verdict.Errorf("config.hosts-toml", verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
+			return verdict.Errorf(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
 		}
 		return verdict.Furthest(errs...)
 	}
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
 	p.markServed()
 	for _, m := range failedMirrors {
-		p.tr.warn(verdict.Warning{Code: "mirror.unreachable", Endpoint: m.Endpoint,
+		p.tr.warn(verdict.Warning{Code: verdict.CodeMirrorUnreachable, Endpoint: m.Endpoint,
 			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; containerd pays this failure on every pull", m.Cause, r.ServedBy)})
 	}
 
@@ -431,9 +431,9 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if err != nil {
 			p.skipped = append(p.skipped, "blobs")
 			if len(offered) > 0 || strings.Contains(err.Error(), "no match") {
-				return verdict.Errorf("manifest.platform", sess.Host.Role, r.ServedBy, "no manifest for %s in the index (offers %s)", p.o.Platform, strings.Join(offered, ", "))
+				return verdict.Errorf(verdict.CodeManifestPlatform, sess.Host.Role, r.ServedBy, "no manifest for %s in the index (offers %s)", p.o.Platform, strings.Join(offered, ", "))
 			}
-			return verdict.Wrap("manifest.invalid", sess.Host.Role, r.ServedBy, err)
+			return verdict.Wrap(verdict.CodeManifestInvalid, sess.Host.Role, r.ServedBy, err)
 		}
 		data, mt, err = sess.Manifest(ctx, pd)
 		if err != nil {
@@ -442,11 +442,11 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		}
 	}
 	if !registry.IsManifest(mt) && mt != "" && !strings.Contains(mt, "manifest") {
-		return verdict.Errorf("manifest.invalid", sess.Host.Role, r.ServedBy, "unsupported manifest media type %q", mt)
+		return verdict.Errorf(verdict.CodeManifestInvalid, sess.Host.Role, r.ServedBy, "unsupported manifest media type %q", mt)
 	}
 	blobs, err := registry.Layers(data)
 	if err != nil {
-		return verdict.Wrap("manifest.invalid", sess.Host.Role, r.ServedBy, err)
+		return verdict.Wrap(verdict.CodeManifestInvalid, sess.Host.Role, r.ServedBy, err)
 	}
 
 	// 6. Every blob: config first, then the layers, in parallel.
@@ -463,7 +463,7 @@ func asVerdictError(err error, s *registry.Session) *verdict.Error {
 	if ve, ok := verdict.AsError(err); ok {
 		return ve
 	}
-	return verdict.Wrap("registry.protocol", s.Host.Role, registry.Endpoint(s.Host.Scheme, s.Host.Host), err)
+	return verdict.Wrap(verdict.CodeRegistryProtocol, s.Host.Role, registry.Endpoint(s.Host.Scheme, s.Host.Host), err)
 }
 
 func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs []registry.Descriptor) error {
@@ -634,7 +634,7 @@ func HumanBytes(n int64) string {
 func podView(v *nodeview.View) (verdict.Warning, bool) {
 	for _, d := range v.Resolv.Search {
 		if strings.HasSuffix(strings.TrimSuffix(d, "."), "svc.cluster.local") {
-			return verdict.Warning{Code: "probe.pod-view",
+			return verdict.Warning{Code: verdict.CodeProbePodView,
 				Message: "the resolv.conf read is a pod's cluster DNS (search " + d + "), not the node's: the runtime pulls with the node's network namespace and resolver. Run the probe with hostNetwork and --root pointing at the host's /etc (pullpath diagnose --probe does this)"}, true
 		}
 	}
@@ -655,15 +655,15 @@ type Image struct {
 // tag). A malformed reference is a config.reference error.
 func ParseImage(image string) (Image, error) {
 	if len(image) > 4096 {
-		return Image{}, verdict.Errorf("config.reference", verdict.RoleNone, "", "image reference is %d bytes long", len(image))
+		return Image{}, verdict.Errorf(verdict.CodeConfigReference, verdict.RoleNone, "", "image reference is %d bytes long", len(image))
 	}
 	named, err := reference.ParseDockerRef(image)
 	if err != nil {
-		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
+		return Image{}, verdict.Wrap(verdict.CodeConfigReference, verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w", image, err))
 	}
 	img := Image{Normalized: named.String(), Domain: reference.Domain(named), Repository: reference.Path(named)}
 	if err := checkHostname(img.Domain); err != nil {
-		return Image{}, verdict.Wrap("config.reference", verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w: no resolver was asked", image, err))
+		return Image{}, verdict.Wrap(verdict.CodeConfigReference, verdict.RoleNone, "", fmt.Errorf("parsing image reference %q: %w: no resolver was asked", image, err))
 	}
 	if c, ok := named.(reference.Canonical); ok {
 		img.Ref = c.Digest().String()

@@ -228,7 +228,7 @@ func dnsFacts(res netpath.DNSResult) map[string]any {
 func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net.Conn, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, verdict.Wrap("config.reference", verdict.RoleNone, addr, err)
+		return nil, verdict.Wrap(verdict.CodeConfigReference, verdict.RoleNone, addr, err)
 	}
 	port, _ := strconv.Atoi(portStr)
 	role := t.roleOf(host, portStr)
@@ -242,7 +242,7 @@ func (t *tracer) dial(ctx context.Context, addr string, tlsCfg *tls.Config) (net
 		}
 		pu, err := t.proxy.For(&url.URL{Scheme: scheme, Host: addr})
 		if err != nil {
-			return nil, verdict.Errorf("route.proxy", role, endpoint, "the proxy setting of containerd's environment is not a URL: %v", err)
+			return nil, verdict.Errorf(verdict.CodeRouteProxy, role, endpoint, "the proxy setting of containerd's environment is not a URL: %v", err)
 		}
 		if pu != nil {
 			return t.dialViaProxy(ctx, pu, host, ep, endpoint, role, tlsCfg)
@@ -318,7 +318,7 @@ func (t *tracer) connect(ctx context.Context, host string, port int, ep *Endpoin
 	}
 	if conn == nil {
 		if routeErr == nil {
-			routeErr = verdict.Errorf("dns.no-address", role, endpoint, "no address to connect to")
+			routeErr = verdict.Errorf(verdict.CodeDNSNoAddress, role, endpoint, "no address to connect to")
 		}
 		return nil, routeErr
 	}
@@ -368,7 +368,7 @@ func (t *tracer) handshake(ctx context.Context, conn net.Conn, host string, ep *
 		conn.Close()
 		e := *tr.Err
 		e.Role, e.Endpoint = role, endpoint
-		if direct && e.Cause == "tls.timeout" {
+		if direct && e.Cause == verdict.CodeTLSTimeout {
 			return nil, t.mtuHandshake(ctx, conn.RemoteAddr(), host, ep, endpoint, role, cfg, &e)
 		}
 		return nil, &e
@@ -400,7 +400,7 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 	proxyErr := func(format string, args ...any) error {
 		// The failing hop is the proxy: role proxy, its endpoint; the
 		// detail names the host the tunnel was for.
-		e := verdict.Errorf("route.proxy", verdict.RoleProxy, pendpoint, "proxy %s, for %s: %s", shown, endpoint, fmt.Sprintf(format, args...))
+		e := verdict.Errorf(verdict.CodeRouteProxy, verdict.RoleProxy, pendpoint, "proxy %s, for %s: %s", shown, endpoint, fmt.Sprintf(format, args...))
 		if t.claim(ep, "route-failed proxy") {
 			t.addStep(ep, Step{Name: "route", Target: fmt.Sprintf("%s -> via proxy %s", host, pendpoint), Status: StatusFailed, Cause: e.Cause, Detail: e.Detail})
 		}
@@ -443,9 +443,9 @@ func (t *tracer) dialViaProxy(ctx context.Context, pu *url.URL, host string, ep 
 	st := Step{Name: "http", Target: "CONNECT " + target, Millis: ms(time.Since(start)), Status: StatusOK}
 	switch {
 	case err != nil:
-		st.Status, st.Cause, st.Detail = StatusFailed, "route.proxy", err.Error()
+		st.Status, st.Cause, st.Detail = StatusFailed, verdict.CodeRouteProxy, err.Error()
 	case resp.StatusCode != http.StatusOK:
-		st.Status, st.Cause, st.Detail = StatusFailed, "route.proxy", resp.Status
+		st.Status, st.Cause, st.Detail = StatusFailed, verdict.CodeRouteProxy, resp.Status
 	default:
 		st.Detail = resp.Status
 	}

@@ -301,7 +301,7 @@ func (s *Session) renewToken(ctx context.Context) error {
 // The transport's ResponseHeaderTimeout bounds the wait for headers.
 func (s *Session) roundTrip(req *http.Request, role verdict.Role, endpoint string) (*http.Response, error) {
 	if until, blocked := s.Memo.Blocked(s.Host.Host); blocked {
-		return nil, verdict.Errorf("registry.ratelimit", role, endpoint, "not sent: %s asked for no request before %s (Retry-After)", s.Host.Host, until.UTC().Format(time.RFC3339))
+		return nil, verdict.Errorf(verdict.CodeRegistryRatelimit, role, endpoint, "not sent: %s asked for no request before %s (Retry-After)", s.Host.Host, until.UTC().Format(time.RFC3339))
 	}
 	req, cancel := withStall(req)
 	resp, err := s.Client.Do(req)

@@ -38,18 +38,18 @@ func (s *Session) authorize(ctx context.Context, header string) error {
 	}
 	if _, ok := Basic(cs); ok {
 		if s.Creds.Anonymous() {
-			return verdict.Errorf("auth.no-credentials", s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
+			return verdict.Errorf(verdict.CodeAuthNoCredentials, s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
 		}
 		if s.Host.Scheme == "http" && !s.plain(s.Host.Host) {
-			return verdict.Errorf("auth.cleartext", s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials over plain http and hosts.toml does not declare %s plain-http; pullpath did not send them", s.Host.Host)
+			return verdict.Errorf(verdict.CodeAuthCleartext, s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials over plain http and hosts.toml does not declare %s plain-http; pullpath did not send them", s.Host.Host)
 		}
 		s.setAuth("Basic " + BasicAuth(s.Creds.Username, s.Creds.Password))
 		return nil
 	}
 	if header == "" {
-		return verdict.Errorf("auth.no-credentials", s.Host.Role, s.Host.endpoint(), "401 Unauthorized without a WWW-Authenticate challenge")
+		return verdict.Errorf(verdict.CodeAuthNoCredentials, s.Host.Role, s.Host.endpoint(), "401 Unauthorized without a WWW-Authenticate challenge")
 	}
-	return verdict.Errorf("registry.protocol", s.Host.Role, s.Host.endpoint(), "failed to find supported auth scheme in %q", redact.String(header))
+	return verdict.Errorf(verdict.CodeRegistryProtocol, s.Host.Role, s.Host.endpoint(), "failed to find supported auth scheme in %q", redact.String(header))
 }
 
 // authorizeForeign answers the challenge of a host the session was
@@ -60,15 +60,15 @@ func (s *Session) authorizeForeign(ctx context.Context, header string, at *url.U
 	ep := Endpoint(at.Scheme, at.Host)
 	b, ok := Bearer(ParseChallenges(header))
 	if !ok {
-		return verdict.Errorf("transfer.status", verdict.RoleBlob, ep, "the blob host %s answered 401 and asks for credentials (%s); the registry's credentials are sent to no other host", at.Host, redact.String(header))
+		return verdict.Errorf(verdict.CodeTransferStatus, verdict.RoleBlob, ep, "the blob host %s answered 401 and asks for credentials (%s); the registry's credentials are sent to no other host", at.Host, redact.String(header))
 	}
 	realm := b.Params["realm"]
-	s.warn(verdict.Warning{Code: "auth.foreign-realm", Endpoint: ep,
+	s.warn(verdict.Warning{Code: verdict.CodeAuthForeignRealm, Endpoint: ep,
 		Message: fmt.Sprintf("the blob host %s, reached by redirect from %s, answered 401 naming its own token realm %s; pullpath asked it for an anonymous token only and sent it no credentials (they are for %s and the realm its own challenge names)", at.Host, s.Host.Host, redact.Query(realm), s.Host.Host)})
 	tok, _, err := s.bearer(ctx, b, &Credentials{})
 	if err != nil {
 		if ve, ok := verdict.AsError(err); ok && ve.Layer == verdict.LayerAuth {
-			return verdict.Wrap("transfer.status", verdict.RoleBlob, ep, fmt.Errorf("the blob host %s answered 401 with its own realm, which gave no anonymous token: %w", at.Host, err))
+			return verdict.Wrap(verdict.CodeTransferStatus, verdict.RoleBlob, ep, fmt.Errorf("the blob host %s answered 401 with its own realm, which gave no anonymous token: %w", at.Host, err))
 		}
 		return err
 	}
@@ -116,12 +116,12 @@ func BasicAuth(user, pass string) string {
 func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (string, time.Duration, error) {
 	realm, err := url.Parse(c.Params["realm"])
 	if err != nil || realm.Host == "" || (realm.Scheme != "https" && realm.Scheme != "http") {
-		return "", 0, verdict.Errorf("registry.protocol", s.Host.Role, s.Host.endpoint(), "challenge has no usable realm: %q", redact.Query(c.Params["realm"]))
+		return "", 0, verdict.Errorf(verdict.CodeRegistryProtocol, s.Host.Role, s.Host.endpoint(), "challenge has no usable realm: %q", redact.Query(c.Params["realm"]))
 	}
 	ep := Endpoint(realm.Scheme, realm.Host)
 	if realm.Scheme == "http" && !creds.Anonymous() && !s.plain(realm.Host) {
 		// Step 3's rule: no password grant in cleartext.
-		return "", 0, verdict.Errorf("auth.cleartext", verdict.RoleAuth, ep, "the challenge of %s names the token realm %s on plain http; pullpath did not send the credentials of %s in cleartext (hosts.toml does not declare %s plain-http)", s.Host.Host, redact.Query(realm.String()), creds.Describe(), realm.Host)
+		return "", 0, verdict.Errorf(verdict.CodeAuthCleartext, verdict.RoleAuth, ep, "the challenge of %s names the token realm %s on plain http; pullpath did not send the credentials of %s in cleartext (hosts.toml does not declare %s plain-http)", s.Host.Host, redact.Query(realm.String()), creds.Describe(), realm.Host)
 	}
 	scope := c.Params["scope"]
 	if scope == "" || !strings.Contains(scope, s.Repo) {
@@ -156,8 +156,8 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 		codes, text := ReadErrorBody(resp.Body)
 		se := &StatusError{Method: resp.Request.Method, URL: RedactURL(resp.Request.URL.String()), Status: resp.Status, Code: resp.StatusCode, Codes: codes, Body: text, Header: resp.Header}
 		cause := statusCause(se, creds.Anonymous(), false)
-		if cause == "transfer.status" || cause == "manifest.unknown" {
-			cause = "auth.token"
+		if cause == verdict.CodeTransferStatus || cause == verdict.CodeManifestUnknown {
+			cause = verdict.CodeAuthToken
 		}
 		return "", 0, verdict.Wrap(cause, verdict.RoleAuth, ep, fmt.Errorf("failed to fetch %s token: %w", tokenKind(creds), se))
 	}
@@ -170,14 +170,14 @@ func (s *Session) bearer(ctx context.Context, c Challenge, creds *Credentials) (
 		if ve, ok := verdict.AsError(err); ok {
 			return "", 0, ve
 		}
-		return "", 0, verdict.Errorf("auth.token", verdict.RoleAuth, ep, "unable to decode token response: %v", redact.Error(err))
+		return "", 0, verdict.Errorf(verdict.CodeAuthToken, verdict.RoleAuth, ep, "unable to decode token response: %v", redact.Error(err))
 	}
 	tok := tr.Token
 	if tok == "" {
 		tok = tr.AccessToken
 	}
 	if tok == "" {
-		return "", 0, verdict.Errorf("auth.token", verdict.RoleAuth, ep, "authorization server did not include a token in the response")
+		return "", 0, verdict.Errorf(verdict.CodeAuthToken, verdict.RoleAuth, ep, "authorization server did not include a token in the response")
 	}
 	return tok, time.Duration(tr.ExpiresIn) * time.Second, nil
 }
@@ -202,7 +202,7 @@ func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope s
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
+		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	if !creds.Anonymous() {
 		req.Header.Set("Authorization", "Basic "+BasicAuth(creds.Username, creds.Password))
@@ -222,7 +222,7 @@ func (s *Session) tokenPOST(ctx context.Context, realm *url.URL, service, scope 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, realm.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, verdict.Wrap("registry.protocol", verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
+		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))

@@ -87,7 +87,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 			// the plan below (containerd's) is not the runtime's; say so
 			// rather than let it pass for the node's.
 			c.Runtime = Runtime{Name: CRIO, Binary: f, major: -1, minor: -1}
-			c.warn("config.runtime-unmodelled", fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
+			c.warn(verdict.CodeConfigRuntimeUnmodelled, fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
 		}
 	}
 	if c.Runtime.major < 0 {
@@ -142,13 +142,13 @@ func (c *Config) rtName() string {
 func (c *Config) registry(l *loaded, o Options) {
 	plugin := registryPlugin(c.Runtime)
 	for _, f := range l.versionIgnored {
-		c.warn("config.version-ignored", fmt.Sprintf("%s is a version 3 configuration: %s reads its CRI registry from [plugins.%q.registry] only and ignores [plugins.%q] without a word; the registry settings in that file are not applied", f, c.rtName(), pluginCRIv2, pluginImagesV3))
+		c.warn(verdict.CodeConfigVersionIgnored, fmt.Sprintf("%s is a version 3 configuration: %s reads its CRI registry from [plugins.%q.registry] only and ignores [plugins.%q] without a word; the registry settings in that file are not applied", f, c.rtName(), pluginCRIv2, pluginImagesV3))
 	}
 	// containerd 2.x warns about (and ignores) a registry table left in the
 	// cri plugin of a version 3 file.
 	if c.Runtime.major >= 2 {
 		if _, ok := l.lookup(pluginCRIv2, "registry"); ok {
-			c.warn("config.legacy-ignored", fmt.Sprintf("%s: [plugins.%q.registry] in a version 3 configuration is not read by %s, which reads [plugins.%q.registry]", l.originOf(pluginCRIv2, "registry"), pluginCRIv2, c.rtName(), pluginImagesV3))
+			c.warn(verdict.CodeConfigLegacyIgnored, fmt.Sprintf("%s: [plugins.%q.registry] in a version 3 configuration is not read by %s, which reads [plugins.%q.registry]", l.originOf(pluginCRIv2, "registry"), pluginCRIv2, c.rtName(), pluginImagesV3))
 		}
 	}
 	unknown, err := l.decodeTable(&c.reg, plugin, "registry")
@@ -160,7 +160,7 @@ func (c *Config) registry(l *loaded, o Options) {
 		if c.Runtime.major >= 2 && strings.HasPrefix(k, "configs.") && strings.Contains(k, ".tls") {
 			continue // reported below as legacy-ignored
 		}
-		c.warn("config.unknown-key", fmt.Sprintf("%s: %s ignores the unknown key registry.%s", l.originOf(plugin, "registry"), c.rtName(), k))
+		c.warn(verdict.CodeConfigUnknownKey, fmt.Sprintf("%s: %s ignores the unknown key registry.%s", l.originOf(plugin, "registry"), c.rtName(), k))
 	}
 	for h := range c.reg.Mirrors {
 		c.regFrom[h] = l.originOf(plugin, "registry", "mirrors", h)
@@ -203,7 +203,7 @@ func (c *Config) registry(l *loaded, o Options) {
 		if len(c.reg.Mirrors) > 0 {
 			// containerd 1.5+ and 2.x: ValidatePluginConfig /
 			// ValidateImageConfig refuse the combination.
-			c.fatal = verdict.Errorf("config.containerd", verdict.RoleNone, "",
+			c.fatal = verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "",
 				"%s: registry.mirrors is set together with config_path (%s): %s refuses the CRI configuration (\"`mirrors` cannot be set when `config_path` is provided\") and the kubelet can pull nothing; move the mirrors to hosts.toml files under config_path",
 				c.regFrom[sortedKeys(c.reg.Mirrors)[0]], cpFrom, c.rtName())
 			return
@@ -211,7 +211,7 @@ func (c *Config) registry(l *loaded, o Options) {
 		if c.Runtime.major == 1 {
 			for _, h := range sortedKeys(c.reg.Configs) {
 				if c.reg.Configs[h].TLS != nil {
-					c.fatal = verdict.Errorf("config.containerd", verdict.RoleNone, "",
+					c.fatal = verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "",
 						"%s: registry.configs.%q.tls is set together with config_path: %s refuses the CRI configuration (\"`configs.tls` cannot be set when `config_path` is provided\"); put ca/client/skip_verify in hosts.toml",
 						c.tlsFrom[h], h, c.rtName())
 					return
@@ -220,19 +220,19 @@ func (c *Config) registry(l *loaded, o Options) {
 		}
 		// k3s and RKE2 write mirror credentials there by design.
 		if (len(c.reg.Configs) > 0 || len(c.reg.Auths) > 0) && c.Layout != "k3s" && c.Layout != "rke2" {
-			c.warn("config.legacy-with-config-path", fmt.Sprintf("registry.configs/auths are set together with config_path: %s reads only their auth, and only when the pull has no credentials of its own; hosts.toml never sees them", c.rtName()))
+			c.warn(verdict.CodeConfigLegacyWithConfigPath, fmt.Sprintf("registry.configs/auths are set together with config_path: %s reads only their auth, and only when the pull has no credentials of its own; hosts.toml never sees them", c.rtName()))
 		}
 	}
 	if c.Runtime.major >= 2 {
 		for _, h := range sortedKeys(c.reg.Configs) {
 			if c.reg.Configs[h].TLS != nil {
-				c.warn("config.legacy-ignored", fmt.Sprintf("%s: registry.configs.%q.tls is not read by %s (removed in 2.0): its CA, client certificate and insecure_skip_verify are not applied; use hosts.toml", c.tlsFrom[h], h, c.rtName()))
+				c.warn(verdict.CodeConfigLegacyIgnored, fmt.Sprintf("%s: registry.configs.%q.tls is not read by %s (removed in 2.0): its CA, client certificate and insecure_skip_verify are not applied; use hosts.toml", c.tlsFrom[h], h, c.rtName()))
 			}
 		}
 	}
 	for ep := range c.reg.Auths {
 		if _, err := url.Parse(ep); err != nil {
-			c.fatal = verdict.Errorf("config.containerd", verdict.RoleNone, "", "registry.auths key %q is not a URL: %s refuses the CRI configuration", ep, c.rtName())
+			c.fatal = verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "", "registry.auths key %q is not a URL: %s refuses the CRI configuration", ep, c.rtName())
 			return
 		}
 	}
@@ -242,7 +242,7 @@ func (c *Config) registry(l *loaded, o Options) {
 	// them) finds no host directory at all: containerd#12415 (fixes
 	// proposed in #12829, #13086, #12661), seen with the real 2.2.9.
 	if c.PullPath == PullTransfer && len(c.HostsDirs) > 1 {
-		c.warn("config.transfer-path-list", fmt.Sprintf("config_path %q is a list: %s pulls through the transfer service, which takes the whole value as one directory (containerd#12415), so no hosts.toml under %s is read; set a single directory, or force the local pull (use_local_image_pull = true)", cp, c.rtName(), strings.Join(c.HostsDirs, " or ")))
+		c.warn(verdict.CodeConfigTransferPathList, fmt.Sprintf("config_path %q is a list: %s pulls through the transfer service, which takes the whole value as one directory (containerd#12415), so no hosts.toml under %s is read; set a single directory, or force the local pull (use_local_image_pull = true)", cp, c.rtName(), strings.Join(c.HostsDirs, " or ")))
 		c.HostsDirs = []string{cp}
 	}
 }

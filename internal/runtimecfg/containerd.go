@@ -93,10 +93,10 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 					return l, nil
 				}
 				// containerd fails to start on an import that does not exist.
-				return l, verdict.Errorf("config.containerd", verdict.RoleNone, "",
+				return l, verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "",
 					"%s imports %s, which does not exist: containerd refuses to start (\"failed to load TOML\")", cf.ImportedBy, cf.Path)
 			}
-			return l, verdict.Wrap("config.containerd", verdict.RoleNone, "", fmt.Errorf("reading %s: %w", cf.Path, err))
+			return l, verdict.Wrap(verdict.CodeConfigContainerd, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", cf.Path, err))
 		}
 		var rf rawFile
 		if err := toml.Unmarshal(data, &rf); err != nil {
@@ -121,7 +121,7 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 		merge(l, plugins, origin, rt)
 		imports, err := resolveImports(root, cf.Path, rf.Imports)
 		if err != nil {
-			return l, verdict.Wrap("config.containerd", verdict.RoleNone, "", fmt.Errorf("imports of %s: %w", cf.Path, err))
+			return l, verdict.Wrap(verdict.CodeConfigContainerd, verdict.RoleNone, "", fmt.Errorf("imports of %s: %w", cf.Path, err))
 		}
 		for _, im := range imports {
 			pending = append(pending, ConfigFile{Path: im, ImportedBy: cf.Path})
@@ -136,10 +136,10 @@ func decodeError(file string, err error) *verdict.Error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		return verdict.Errorf("config.containerd", verdict.RoleNone, "",
+		return verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "",
 			"%s:%d: column %d: %s: containerd refuses to start (\"failed to unmarshal TOML at row %d column %d\")", file, row, col, strings.TrimPrefix(de.Error(), "toml: "), row, col)
 	}
-	return verdict.Wrap("config.containerd", verdict.RoleNone, "", fmt.Errorf("%s: %w: containerd refuses to start", file, err))
+	return verdict.Wrap(verdict.CodeConfigContainerd, verdict.RoleNone, "", fmt.Errorf("%s: %w: containerd refuses to start", file, err))
 }
 
 // resolveImports expands a file's imports as containerd's resolveImports

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // A layout is a distribution's way of laying out containerd: where its
@@ -110,7 +111,7 @@ func (c *Config) compareRegistries(l *layout) {
 	c.Files = append(c.Files, ConfigFile{Path: l.registries, Version: 0})
 	var ry k3sRegistries
 	if err := yaml.Unmarshal(data, &ry); err != nil {
-		c.warn("config.registries-yaml", fmt.Sprintf("%s: %v: %s refuses to start on a registries.yaml it cannot parse; the generated files read here are from before the change", l.registries, err, l.name))
+		c.warn(verdict.CodeConfigRegistriesYaml, fmt.Sprintf("%s: %v: %s refuses to start on a registries.yaml it cannot parse; the generated files read here are from before the change", l.registries, err, l.name))
 		return
 	}
 	for _, host := range sortedKeys(ry.Mirrors) {
@@ -135,7 +136,7 @@ func (c *Config) compareRegistries(l *layout) {
 			if dir != "" {
 				where = dir + "/hosts.toml lacks them"
 			}
-			c.warn("config.registries-stale", fmt.Sprintf("%s names mirror endpoint(s) %s for %s, but %s: %s has not been restarted since registries.yaml changed (it generates the files at start), so the runtime does not use them yet", l.registries, strings.Join(missing, ", "), host, where, l.name))
+			c.warn(verdict.CodeConfigRegistriesStale, fmt.Sprintf("%s names mirror endpoint(s) %s for %s, but %s: %s has not been restarted since registries.yaml changed (it generates the files at start), so the runtime does not use them yet", l.registries, strings.Join(missing, ", "), host, where, l.name))
 		}
 	}
 	for _, host := range sortedKeys(ry.Configs) {
@@ -143,7 +144,7 @@ func (c *Config) compareRegistries(l *layout) {
 			continue
 		}
 		if cfg, ok := c.reg.Configs[host]; !ok || cfg.Auth == nil {
-			c.warn("config.k3s-template-auth", fmt.Sprintf("%s has an auth for %s, but the generated containerd configuration has no registry.configs.%q.auth: a custom config.toml.tmpl dropped the auth stanza, or %s has not been restarted, so pulls through %s go without these credentials", l.registries, host, host, l.name, host))
+			c.warn(verdict.CodeConfigK3sTemplateAuth, fmt.Sprintf("%s has an auth for %s, but the generated containerd configuration has no registry.configs.%q.auth: a custom config.toml.tmpl dropped the auth stanza, or %s has not been restarted, so pulls through %s go without these credentials", l.registries, host, host, l.name, host))
 		}
 	}
 }

@@ -120,7 +120,7 @@ func (c *Config) Plan(ctx context.Context, view *nodeview.View, refHost string, 
 	}
 	for _, e := range p.Endpoints {
 		if e.Role == verdict.RoleMirror && !e.Tries(byDigest) && e.Tries(true) {
-			p.Warnings = append(p.Warnings, verdict.Warning{Code: "config.mirror-digest-only", Endpoint: e.Host,
+			p.Warnings = append(p.Warnings, verdict.Warning{Code: verdict.CodeConfigMirrorDigestOnly, Endpoint: e.Host,
 				Message: fmt.Sprintf("mirror %s (%s) has capabilities %s, without resolve: %s skips it for a reference by tag and goes to the next endpoint; only references by digest use it", e.Host, e.Source, strings.Join(e.Capabilities, ", "), c.rtName())})
 		}
 	}
@@ -245,7 +245,7 @@ func (c *Config) lintHostsDirName(registry string) []verdict.Warning {
 				if port == "" {
 					why = fmt.Sprintf("the reference names %s without a port, so containerd looks for %s/%s and never reads %s", registry, d, registry, filepath.Join(d, cand))
 				}
-				out = append(out, verdict.Warning{Code: "config.hosts-dir-port", Message: why})
+				out = append(out, verdict.Warning{Code: verdict.CodeConfigHostsDirPort, Message: why})
 			}
 		}
 	}
@@ -283,7 +283,7 @@ func lintHostsTOML(file, nodeFile string) []verdict.Warning {
 				hostTables++
 			}
 			if (len(parts) == 1 && parts[0] == "auth") || (len(parts) == 3 && parts[0] == "host" && parts[2] == "auth") {
-				out = append(out, verdict.Warning{Code: "config.hosts-toml-auth",
+				out = append(out, verdict.Warning{Code: verdict.CodeConfigHostsTOMLAuth,
 					Message: fmt.Sprintf("%s:%d: [%s] is not a hosts.toml key: containerd ignores it (containerd#11274) and sends no credentials from it; credentials come from the kubelet (imagePullSecrets, credential providers) or the CRI config", nodeFile, line, strings.Join(parts, "."))})
 			}
 		case tomlu.KeyValue:
@@ -294,13 +294,13 @@ func lintHostsTOML(file, nodeFile string) []verdict.Warning {
 				}
 			}
 			if len(table) == 0 && len(parts) >= 1 && parts[0] == "auth" {
-				out = append(out, verdict.Warning{Code: "config.hosts-toml-auth",
+				out = append(out, verdict.Warning{Code: verdict.CodeConfigHostsTOMLAuth,
 					Message: fmt.Sprintf("%s:%d: auth is not a hosts.toml key: containerd ignores it (containerd#11274)", nodeFile, line)})
 			}
 		}
 	}
 	if len(rootTLS) > 0 && hostTables == 0 {
-		out = append(out, verdict.Warning{Code: "config.hosts-toml-root-tls",
+		out = append(out, verdict.Warning{Code: verdict.CodeConfigHostsTOMLRootTLS,
 			Message: fmt.Sprintf("%s:%d: %s at the top level with no [host.\"...\"] table: containerd releases affected by containerd#10027 and containerd#13212 fail to decode such a file (\"invalid `host` tree\") and ignore it with its %s; add [host.\"<server>\"] with the same keys", nodeFile, rootTLSLine, strings.Join(rootTLS, " and "), strings.Join(rootTLS, " and "))})
 	}
 	return out
@@ -344,7 +344,7 @@ func (c *Config) planLegacy(view *nodeview.View, p *Plan) error {
 	for i, e := range eps {
 		u, err := url.Parse(e)
 		if err != nil {
-			return verdict.Errorf("config.containerd", verdict.RoleNone, "", "%s: mirror endpoint %q of %s is not a URL: %s fails the pull (\"parse registry endpoint\")", srcs[i], e, host, c.rtName())
+			return verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "", "%s: mirror endpoint %q of %s is not a URL: %s fails the pull (\"parse registry endpoint\")", srcs[i], e, host, c.rtName())
 		}
 		path := u.Path
 		if path == "" {
@@ -370,21 +370,21 @@ func (c *Config) planLegacy(view *nodeview.View, p *Plan) error {
 			if t.CAFile != "" {
 				data, hp, err := nodeview.ReadInRoot(c.root, t.CAFile)
 				if err != nil {
-					return verdict.Wrap("config.ca-file", verdict.RoleNone, "", fmt.Errorf("%s: registry.configs.%q.tls.ca_file: %w", c.tlsFrom[u.Host], u.Host, err))
+					return verdict.Wrap(verdict.CodeConfigCAFile, verdict.RoleNone, "", fmt.Errorf("%s: registry.configs.%q.tls.ca_file: %w", c.tlsFrom[u.Host], u.Host, err))
 				}
 				if !tc.RootCAs.AppendCertsFromPEM(data) {
-					return verdict.Errorf("config.ca-file", verdict.RoleNone, "", "%s: registry.configs.%q.tls.ca_file %s holds no PEM certificate", c.tlsFrom[u.Host], u.Host, t.CAFile)
+					return verdict.Errorf(verdict.CodeConfigCAFile, verdict.RoleNone, "", "%s: registry.configs.%q.tls.ca_file %s holds no PEM certificate", c.tlsFrom[u.Host], u.Host, t.CAFile)
 				}
 				caFiles = append(caFiles, hp)
 				ep.TLS.CAFiles = []string{t.CAFile}
 			}
 			if (t.CertFile == "") != (t.KeyFile == "") {
-				return verdict.Errorf("config.containerd", verdict.RoleNone, "", "%s: registry.configs.%q.tls needs both cert_file and key_file: %s fails the pull", c.tlsFrom[u.Host], u.Host, c.rtName())
+				return verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "", "%s: registry.configs.%q.tls needs both cert_file and key_file: %s fails the pull", c.tlsFrom[u.Host], u.Host, c.rtName())
 			}
 			if t.CertFile != "" {
 				cert, err := loadPair(c.root, t.CertFile, t.KeyFile)
 				if err != nil {
-					return verdict.Wrap("config.ca-file", verdict.RoleNone, "", fmt.Errorf("%s: registry.configs.%q.tls: %w", c.tlsFrom[u.Host], u.Host, err))
+					return verdict.Wrap(verdict.CodeConfigCAFile, verdict.RoleNone, "", fmt.Errorf("%s: registry.configs.%q.tls: %w", c.tlsFrom[u.Host], u.Host, err))
 				}
 				tc.Certificates = []tls.Certificate{cert}
 				ep.TLS.ClientCerts = []string{t.CertFile + "+" + t.KeyFile}
@@ -394,7 +394,7 @@ func (c *Config) planLegacy(view *nodeview.View, p *Plan) error {
 		rh := nodeview.RegistryHost{Host: u.Host, Scheme: u.Scheme, Path: path, Capabilities: caps, Mirror: role == verdict.RoleMirror,
 			TLS: tc, SkipVerify: tc.InsecureSkipVerify, CAFiles: caFiles, Source: srcs[i], DialTimeout: 30 * time.Second}
 		if rh.SkipVerify {
-			rh.Warnings = append(rh.Warnings, verdict.Warning{Code: "tls.skip-verify", Endpoint: u.Host,
+			rh.Warnings = append(rh.Warnings, verdict.Warning{Code: verdict.CodeTLSSkipVerify, Endpoint: u.Host,
 				Message: fmt.Sprintf("TLS certificates of %s are not verified (%s): the pull works with any certificate, including an interceptor's.", u.Host, legacySkipWhy(c, u.Host, host, u.Scheme))})
 		}
 		p.Hosts = append(p.Hosts, rh)
@@ -425,7 +425,7 @@ func (c *Config) lintUnreadCertsD(registry string) []verdict.Warning {
 			continue
 		}
 		if fi, err := os.Stat(hp); err == nil && fi.IsDir() {
-			out = append(out, verdict.Warning{Code: "config.certs-d-unread",
+			out = append(out, verdict.Warning{Code: verdict.CodeConfigCertsDUnread,
 				Message: fmt.Sprintf("%s exists, but %s has no config_path set (its default is empty), so it never reads certs.d: the mirrors, CAs and skip_verify there are not applied; set config_path = %q in [plugins.%q.registry]", p, c.rtName(), d, pluginCRIv2)})
 		}
 	}

@@ -96,7 +96,7 @@ func (l *loaded) typeError(plugin string, err error, parts ...string) *verdict.E
 		where = "the containerd configuration"
 	}
 	msg := strings.TrimPrefix(err.Error(), "toml: ")
-	return verdict.Errorf("config.containerd", verdict.RoleNone, "",
+	return verdict.Errorf(verdict.CodeConfigContainerd, verdict.RoleNone, "",
 		"%s: %s: containerd fails to load the CRI plugin %s (\"failed to load plugin\"), so the kubelet can pull nothing", where, msg, plugin)
 }
 

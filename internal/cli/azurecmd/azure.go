@@ -169,7 +169,7 @@ func (o *azureOptions) run(ctx context.Context) error {
 	rep.Input.Mode, rep.Input.Dir = input.Mode, input.Dir
 	if readErr != nil {
 		for _, line := range strings.Split(readErr.Error(), "\n") {
-			rep.Warnings = append(rep.Warnings, verdict.Warning{Code: "azure.read", Message: explain.Redact(line)})
+			rep.Warnings = append(rep.Warnings, verdict.Warning{Code: verdict.CodeAzureRead, Message: explain.Redact(line)})
 		}
 	}
 	if dp != nil {
