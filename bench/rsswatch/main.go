@@ -81,7 +81,7 @@ func main() {
 		}
 		return
 	case len(args) == 0:
-		fatal(errors.New("usage: rsswatch [-o FILE] -- CMD ARGS..."))
+		fatal(errors.New("usage: rsswatch [-o FILE] -- CMD ARGS"))
 	}
 	res, err := run(args, *interval)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerregistry/armcontainerregistry"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
@@ -543,7 +544,7 @@ func (k *collection) nic(p poolRef, override string) {
 // is then decoded without tagMap (decodeEffectiveNSGs).
 func effectiveNSGs(ctx context.Context, ic *armnetwork.InterfacesClient, rg, name string) ([]*armnetwork.EffectiveNetworkSecurityGroup, error) {
 	var raw *http.Response
-	ctx = runtime.WithCaptureResponse(ctx, &raw)
+	ctx = policy.WithCaptureResponse(ctx, &raw)
 	poller, err := ic.BeginListEffectiveNetworkSecurityGroups(ctx, rg, name, nil)
 	if err != nil {
 		return nil, err

@@ -288,10 +288,6 @@ func cmdRecords(zone string) string {
 	return fmt.Sprintf("az network private-dns record-set a list -g <zone-rg> -z %s", zone)
 }
 
-func cmdEffectiveRoutes(pool string) string {
-	return fmt.Sprintf("az network nic show-effective-route-table -g <node-rg> -n <nic> (a standalone NIC in pool %s's subnet; --from-az reads it as routes-%s.json)", pool, pool)
-}
-
 func cmdEffectiveNSG(pool string) string {
 	return fmt.Sprintf("az network nic list-effective-nsg -g <node-rg> -n <nic> (a standalone NIC in pool %s's subnet; --from-az reads it as nsg-%s.json)", pool, pool)
 }

@@ -298,7 +298,6 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 		classify = unknownClassifier
 	}
 	results := map[string]*ProbeResult{}
-	var created []string
 	defer func() {
 		if po.Keep {
 			return
@@ -329,7 +328,6 @@ func RunProbes(ctx context.Context, cs kube.Interface, targets []ProbeTarget, im
 			results[t.Node] = &ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeError, Error: "creating the probe job: " + err.Error(), Verdict: unknownClassifier("")}
 			continue
 		}
-		created = append(created, job.Name)
 		results[t.Node] = &ProbeResult{Job: job.Name, Image: po.Image, Status: ProbeTimeout}
 	}
 	// The pod-view Jobs, one per node whose probe Job exists.

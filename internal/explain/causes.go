@@ -4,25 +4,6 @@ import (
 	"strings"
 )
 
-// This file holds the named predicates that turn the innermost error of a
-// chain into a cause code. Each works on a lowercase, whitespace-normalised
-// text and uses plain substring tests: no regular expressions, so the cost
-// is linear in the text.
-
-// detection is what detectCause finds in one error chain.
-type detection struct {
-	cause string
-	// blobContext is set when the chain says a layer download was running
-	// (httpReadSeeker, failed to copy, pulling a blob) even without a URL.
-	blobContext bool
-	// authContext is set when the chain says a token was being fetched.
-	authContext bool
-	// anonymous is set when the token fetch was anonymous.
-	anonymous bool
-	// status is the innermost HTTP status code named, 0 when none.
-	status int
-}
-
 // Predicates, each tested on its own (see causes_test.go).
 
 func isNeverPull(t *txt) bool {

@@ -1495,7 +1495,7 @@ func indexIf(t *txt, p string) int {
 }
 
 // Phrases looked up with has/indexIf, registered so that they are bit tests.
-var psLookups = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
+var _ = newSet("back-off pulling image ", "failed to pull image ", "image pull failed for ",
 	"failed to apply default image tag", "invalidimagename", "with pull policy of never", "errimageneverpull",
 	"pinging container registry ", "pinging docker registry ", "pulling from host ", "registry ",
 	"skopeo", "podman", "trying to pull ", "rpc error", "error response from daemon", "docker pull", "level=fatal",

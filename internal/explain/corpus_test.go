@@ -332,7 +332,7 @@ func BenchmarkClassify(b *testing.B) {
 		t1 := time.Now()
 		cpu += cpuTime() - c0
 		for _, m := range raw {
-			if bytes.Index(m, needle) >= 0 {
+			if bytes.Contains(m, needle) {
 				found++
 			}
 		}

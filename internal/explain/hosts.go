@@ -89,18 +89,6 @@ func methodBefore(prefix string) string {
 // hostOf returns the lowercase host of u without its port.
 func hostOf(u *url.URL) string { return strings.ToLower(u.Hostname()) }
 
-// endpointOf returns host:port for a URL, with the scheme's default port.
-func endpointOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if strings.EqualFold(u.Scheme, "http") {
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(hostOf(u), port)
-}
-
 // isBlobPath reports whether a URL path is a blob download.
 func isBlobPath(p string) bool {
 	p = strings.ToLower(p)

@@ -179,9 +179,7 @@ func TestContainerdPulls(t *testing.T) {
 func wantInContainerdError(s Scenario) []string {
 	host := func() string {
 		h := s.Expect.Endpoint
-		if strings.HasSuffix(h, ":443") {
-			h = strings.TrimSuffix(h, ":443")
-		}
+		h = strings.TrimSuffix(h, ":443")
 		return h
 	}
 	switch s.Expect.Cause {

@@ -77,8 +77,14 @@ func signerCertPEM(key *ecdsa.PrivateKey, now time.Time) ([]byte, error) {
 // jwkThumbprint is the RFC 7638 thumbprint of an ECDSA P-256 public key, as
 // distribution's token.GetJWKThumbprint computes it.
 func jwkThumbprint(pub *ecdsa.PublicKey) string {
-	x := base64.RawURLEncoding.EncodeToString(pub.X.Bytes())
-	y := base64.RawURLEncoding.EncodeToString(pub.Y.Bytes())
+	// The uncompressed point is 0x04 || X || Y, each coordinate padded to
+	// 32 bytes as RFC 7518 section 6.2.1 wants.
+	b, err := pub.Bytes()
+	if err != nil || len(b) != 65 {
+		return ""
+	}
+	x := base64.RawURLEncoding.EncodeToString(b[1:33])
+	y := base64.RawURLEncoding.EncodeToString(b[33:])
 	sum := sha256.Sum256(fmt.Appendf(nil, `{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, x, y))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

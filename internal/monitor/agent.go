@@ -30,8 +30,6 @@ import (
 // `kubectl describe node` readers already know.
 const ConditionType = "PullPathReady"
 
-var noKubeletProviders = false
-
 // Result is the latest outcome for one target on this node.
 type Result struct {
 	Target  string          `json:"target"`

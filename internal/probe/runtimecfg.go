@@ -40,9 +40,7 @@ func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, 
 	plan, err := c.Plan(ctx, view, domain, byDigest)
 	if plan != nil {
 		p.rep.RuntimeConfig.Plan = &RuntimePlan{Plan: plan}
-		for _, w := range plan.Warnings {
-			p.rep.Warnings = append(p.rep.Warnings, w)
-		}
+		p.rep.Warnings = append(p.rep.Warnings, plan.Warnings...)
 	}
 	if err != nil {
 		if plan != nil && len(plan.Hosts) > 0 {

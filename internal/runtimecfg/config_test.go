@@ -173,7 +173,7 @@ func TestPlanLegacyMirrors(t *testing.T) {
   insecure_skip_verify = true
 `,
 	})
-	c, p, err := plan(t, root, ctd16, "docker.io", false)
+	_, p, err := plan(t, root, ctd16, "docker.io", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPlanLegacyMirrors(t *testing.T) {
 		t.Errorf("plan %s, want %s", got, want)
 	}
 	// On containerd 2.x configs.tls is not read: a warning, and no skip.
-	c, p, err = plan(t, root, ctd22, "docker.io", false)
+	c, p, err := plan(t, root, ctd22, "docker.io", false)
 	if err != nil {
 		t.Fatal(err)
 	}

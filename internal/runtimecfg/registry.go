@@ -2,7 +2,6 @@ package runtimecfg
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,12 +121,4 @@ func splitConfigPath(s string) []string {
 		}
 	}
 	return out
-}
-
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }

@@ -21,9 +21,9 @@ func FromClientset(cs kubernetes.Interface) kube.Interface { return clientset{cs
 
 type clientset struct{ cs kubernetes.Interface }
 
-func (c clientset) CoreV1() kube.CoreV1Interface   { return coreV1{c.cs} }
-func (c clientset) AppsV1() kube.AppsV1Interface   { return appsV1{c.cs} }
-func (c clientset) BatchV1() kube.BatchV1Interface { return batchV1{c.cs} }
+func (c clientset) CoreV1() kube.CoreV1Interface   { return coreV1(c) }
+func (c clientset) AppsV1() kube.AppsV1Interface   { return appsV1(c) }
+func (c clientset) BatchV1() kube.BatchV1Interface { return batchV1(c) }
 
 func (c clientset) CreateToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	return c.cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
