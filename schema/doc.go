@@ -1,7 +1,7 @@
 // Package schema holds the JSON Schemas (draft 2020-12) of every document
 // pullpath prints with -o json or -o yaml, one file per kind, plus
 // common.schema.json with the shared definitions (verdict, warning, the
-// probe report). They are the published form of CONTRACT.md: tests in
+// probe report). They are the published form of docs/contract.md: tests in
 // internal/cli validate the real output of every command against them, so
 // a renamed or removed field fails a test.
 package schema

@@ -12,7 +12,7 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// layerMeanings are the contract's layer table (CONTRACT.md, shared
+// layerMeanings are the contract's layer table (docs/contract.md
 // vocabulary), in pull order, with none and unknown last.
 var layerMeanings = []struct {
 	Layer   verdict.Layer

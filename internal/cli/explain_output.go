@@ -7,7 +7,7 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// explainReport is the ExplainReport document (CONTRACT.md; schema/
+// explainReport is the ExplainReport document (docs/contract.md; schema/
 // explainreport.schema.json): one object whatever the number of findings.
 type explainReport struct {
 	Input    explainInput     `json:"input"`

@@ -45,7 +45,7 @@ func useColor(w io.Writer, noColor bool) bool {
 }
 
 // exitCodesHelp is the exit-code paragraph of every command's help
-// (CONTRACT.md, exit codes), with the meaning of 0 and 1 for the command.
+// (docs/contract.md, exit codes), with the meaning of 0 and 1 for the command.
 func exitCodesHelp(ok, failure string) string {
 	return `
 

@@ -26,7 +26,7 @@ func probeArgs(l *lab.Lab, sc lab.Scenario, extra ...string) []string {
 }
 
 // TestProbeJSONContract runs the real command against the lab and checks the
-// JSON fields CONTRACT.md promises, and the exit codes.
+// JSON fields docs/contract.md promises, and the exit codes.
 func TestProbeJSONContract(t *testing.T) {
 	l := labtest.New(t, lab.Options{})
 	healthy := labtest.Scenario(t, l, "healthy-auth")

@@ -14,7 +14,7 @@ import (
 	"github.com/pullpath/pullpath/internal/probe"
 )
 
-// Exit codes (CONTRACT.md).
+// Exit codes (docs/contract.md).
 const (
 	ExitOK       = 0 // the pull path works / no pull failure found
 	ExitFailure  = 1 // a failure was diagnosed

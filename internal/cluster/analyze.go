@@ -421,7 +421,7 @@ func (a *analysis) node(name string) *Node {
 // chooseVerdict picks the workload's verdict and the pod it centres on: the
 // failing pod on the earliest-created node without the image (that is where
 // the trigger put it), else the first failing pod. A probe that ran on that
-// pod's node outranks the event text (R1: evidence from the node).
+// pod's node outranks the event text (evidence counts only from the node).
 func (a *analysis) chooseVerdict() {
 	var best *corev1.Pod
 	for _, p := range podsByAge(a.in.Pods) {
@@ -634,7 +634,7 @@ func (a *analysis) poolProbeFailure(pool string) string {
 }
 
 // identity checks the pull secrets and the credential provider, and says
-// when credentials are irrelevant (R7).
+// when credentials are irrelevant (an imagePullSecret installs no route, resolver or trust).
 func (a *analysis) identity() {
 	id := &a.rep.Identity
 	id.PullSecrets = []PullSecret{}

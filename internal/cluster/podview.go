@@ -279,7 +279,7 @@ func consequence(pv *PodView, node *probe.Report) string {
 		return fmt.Sprintf("Pods pass the %s hop (%s); the node fails there (%s). %s", pv.PartingHop, h.Pod.Text, h.Node.Text, cannotFix)
 	case DivergencePodsFail:
 		h := pv.hop(pv.PartingHop)
-		return fmt.Sprintf("The node pulls: the pull is fine. Pods fail at the %s hop (%s) where the node passes: that is the application's own connectivity after it starts, a separate check (R10), not the pull.",
+		return fmt.Sprintf("The node pulls: the pull is fine. Pods fail at the %s hop (%s) where the node passes: that is the application's own connectivity after it starts, a separate check (the application's connectivity after start is its own check), not the pull.",
 			cond(pv.PartingHop != "", pv.PartingHop, string(pv.Report.Verdict.Layer)), cond(h.Pod.Text != "", h.Pod.Text, pv.Report.Verdict.Cause))
 	case DivergenceBothDiffer:
 		nv, podv := node.Verdict, pv.Report.Verdict

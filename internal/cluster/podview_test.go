@@ -67,7 +67,7 @@ func TestComparePaths(t *testing.T) {
 		{"ok", probeJSON(t, nodePrivateDNS, routeOK, okVerdict), probeJSON(t, privateDNS, podRouteOK, okVerdict), DivergenceOK, "",
 			[]string{"the two paths agree"}},
 		{"pods fail", probeJSON(t, nodePrivateDNS, routeOK, okVerdict), probeJSON(t, publicNXDNS, routeSkippedDNS, nxVerdict), DivergencePodsFail, HopDNS,
-			[]string{"the pull is fine", "a separate check (R10)"}},
+			[]string{"the pull is fine", "a separate check (the application's connectivity after start is its own check)"}},
 		{"both differ", probeJSON(t, publicNXDNS, routeSkippedDNS, nxVerdict), probeJSON(t, privateDNS, routeUnreach, unreachVerdict), DivergenceBothDiffer, HopDNS,
 			[]string{"Both fail, differently: the node at dns (dns.nxdomain), pods at route"}},
 	} {

@@ -6,7 +6,7 @@ import (
 )
 
 // poolIdentities says per pool which identity a pull would present
-// (issue 14): a pull secret with an entry for the registry, else what the
+// : a pull secret with an entry for the registry, else what the
 // probe on one of the pool's nodes found running the kubelet's credential
 // provider (probe --as-kubelet is the probe's default), else what the
 // registry host suggests, else anonymous.

@@ -116,7 +116,7 @@ type ProbeTarget struct {
 }
 
 // ProbeTargets picks the nodes to probe from a report: the node the failing
-// pod landed on, and the newest node of every eligible pool (R9: a node
+// pod landed on, and the newest node of every eligible pool (a node
 // nobody repaired by hand).
 func ProbeTargets(r *Report) []ProbeTarget {
 	var out []ProbeTarget

@@ -8,7 +8,7 @@ import (
 )
 
 // Report is the result of a diagnosis; its JSON form is part of the contract
-// (CONTRACT.md, diagnose). Fields are added, never renamed.
+// (docs/contract.md, diagnose). Fields are added, never renamed.
 type Report struct {
 	Workload  string `json:"workload"` // kind/name, e.g. "deployment/app"
 	Namespace string `json:"namespace"`
@@ -78,7 +78,7 @@ type Event struct {
 // TriggerKind names the change in the timeline that exposed the failure.
 type TriggerKind string
 
-// The trigger kinds (CONTRACT.md).
+// The trigger kinds (docs/contract.md).
 const (
 	TriggerNone            TriggerKind = "none"
 	TriggerScaleUp         TriggerKind = "scale-up"
@@ -87,7 +87,7 @@ const (
 )
 
 // Trigger is the change that put a replica on a node without the image. It
-// is the trigger, not the cause (R3).
+// is the trigger, not the cause (a cached image lies: the scale-up is the trigger).
 type Trigger struct {
 	Kind     TriggerKind `json:"kind"`
 	Node     string      `json:"node,omitempty"`
@@ -238,7 +238,7 @@ type Identity struct {
 	// registry host, if any (e.g. acr-credential-provider).
 	Provider string `json:"provider,omitempty"`
 	// Relevant is false when the failure happens before credentials are
-	// used (dns, route, tls): credentials are irrelevant (R7).
+	// used (dns, route, tls): credentials are irrelevant (an imagePullSecret installs no route, resolver or trust).
 	Relevant bool     `json:"relevant"`
 	Notes    []string `json:"notes,omitempty"`
 }

@@ -15,7 +15,7 @@ import (
 const UpgradeStatusLabel = "kubernetes.azure.com/upgrade-status"
 
 // upgraderReasons are the node event reasons the AKS upgrader writes while
-// it moves a pool to a new node image or Kubernetes version (REFERENCE.md).
+// it moves a pool to a new node image or Kubernetes version.
 var upgraderReasons = map[string]bool{"Surge": true, "Drain": true, "Upgrade": true, "Delete": true}
 
 // scaleUpGroup matches one entry of the cluster autoscaler's TriggeredScaleUp

@@ -119,7 +119,7 @@ var authHosts = map[string]bool{
 }
 
 // blobHostSuffixes are storage and CDN hosts that registries redirect layer
-// downloads to (REFERENCE.md A).
+// downloads to.
 var blobHostSuffixes = []string{
 	".blob.core.windows.net", ".blob.core.chinacloudapi.cn", ".blob.core.usgovcloudapi.net",
 	".data.mcr.microsoft.com", ".mcr-msedge.net", ".cdn.mscr.io",

@@ -325,7 +325,7 @@ func fromObject(o k8sObject, depth int) (known bool, out []Message) {
 }
 
 // isPullWaitingReason reports whether a container waiting reason is about
-// pulling its image (REFERENCE.md C.1).
+// pulling its image.
 func isPullWaitingReason(r string) bool {
 	switch r {
 	case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName", "ImageInspectError",

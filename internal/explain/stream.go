@@ -24,7 +24,7 @@ const maxFindings = 10000
 // format.
 const headBytes = 64 << 10
 
-// Input says how much of the input explain read (CONTRACT.md's
+// Input says how much of the input explain read (docs/contract.md's
 // ExplainReport "input").
 type Input struct {
 	// Lines is the number of lines read.

@@ -1,7 +1,7 @@
 // Package netlab builds small networks of Linux network namespaces in which
 // a real container runtime pulls images the way a Kubernetes node does, so
 // that pullpath's verdicts can be checked against the runtime itself
-// (testing tier 3 in DESIGN.md, issue 3).
+// (the network-namespace testing tier).
 //
 // A Net is one such network: a node and a second node, a router standing for
 // the VPN gateway, a registry network (registry, token, blob and mirror

@@ -19,7 +19,7 @@ func NoRoute(p netip.Prefix) Fault {
 
 // NoReturnRoute removes the route from the namespace holding a back to p
 // (typically: the registry network has no route to the node subnet). SYNs
-// arrive, answers are never sent, connects time out (R5).
+// arrive, answers are never sent, connects time out (a route one way is not a route).
 func NoReturnRoute(a netip.Addr, p netip.Prefix) Fault {
 	return func(ctx context.Context, n *Net) error {
 		return n.Owner(a).IP(ctx, "route", "del", p.String())

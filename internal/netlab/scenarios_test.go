@@ -569,7 +569,7 @@ func probeRow(t *testing.T, ctx context.Context, r row, bin string, node *netlab
 // explainResult is the part of explain's JSON the table reads: the verdict
 // fields, at the top level or under "verdict".
 // explainResult is the first finding of explain's ExplainReport (one
-// document whatever the number of findings; CONTRACT.md).
+// document whatever the number of findings; docs/contract.md).
 type explainResult struct {
 	Findings []struct {
 		Verdict struct {

@@ -1,5 +1,5 @@
 // Package nodelab runs a small Kubernetes cluster of real nodes in network
-// namespaces (testing tier 5 in DESIGN.md, issue 10): etcd, kube-apiserver,
+// namespaces (the real-node testing tier): etcd, kube-apiserver,
 // kube-scheduler and kube-controller-manager in a control-plane namespace,
 // the embedded lab registry (TLS, token auth, a redirecting blob host) and
 // its DNS in their own namespaces, a second registry standing for MCR that

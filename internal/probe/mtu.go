@@ -16,7 +16,7 @@ import (
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
-// The path-MTU test (issue 17). A path-MTU black hole lets the TCP
+// The path-MTU test. A path-MTU black hole lets the TCP
 // handshake and small packets through and loses every large one: the TLS
 // server's certificate flight, a large manifest, blob data. From the node it
 // looks like a handshake timeout or a stalled download. When a step times out

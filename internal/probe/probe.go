@@ -28,7 +28,7 @@ import (
 
 // Blob modes.
 const (
-	BlobsFull = "full" // GET every blob and verify its digest (R9's fresh full pull)
+	BlobsFull = "full" // GET every blob and verify its digest (a fresh full pull)
 	BlobsHead = "head" // HEAD every blob
 	BlobsNone = "none" // stop after the manifest
 )

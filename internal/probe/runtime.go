@@ -57,7 +57,7 @@ type RuntimeOptions struct {
 // exactly as the kubelet does, and sets rep.Runtime: the runtime's result,
 // its error explained with the message classifier, and whether it agrees
 // with the probe's verdict. An image the runtime already holds is reported
-// as such: its pull cannot be a fresh one (R3), and pullpath never deletes
+// as such: its pull cannot be a fresh one (a cached image lies: the scale-up is the trigger), and pullpath never deletes
 // the user's images to make it so. The pull adds the image to the node's
 // image store; that is why it is opt-in.
 func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOptions) {
@@ -92,7 +92,7 @@ func RuntimePullFor(ctx context.Context, rep *Report, image string, o RuntimeOpt
 
 	if id, err := c.ImageStatus(ctx, image); err == nil && id != "" {
 		rp.Cached = true
-		rp.Note = fmt.Sprintf("the runtime already holds this image (%s): its pull re-resolves the manifest but downloads no layer it has, so it is not a fresh pull (R3: a cached image lies). pullpath never deletes images; for a fresh pull use a node that does not have it", shortID(id))
+		rp.Note = fmt.Sprintf("the runtime already holds this image (%s): its pull re-resolves the manifest but downloads no layer it has, so it is not a fresh pull (a cached image lies). pullpath never deletes images; for a fresh pull use a node that does not have it", shortID(id))
 	}
 
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)

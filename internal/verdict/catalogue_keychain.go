@@ -1,6 +1,6 @@
 package verdict
 
-// The warnings of the kubelet's keychain (issue 22, internal/keychain):
+// The warnings of the kubelet's keychain (internal/keychain):
 // which credential the kubelet sends and which host receives it.
 func init() {
 	register(

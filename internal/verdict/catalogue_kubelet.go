@@ -22,7 +22,7 @@ func init() {
 			Next: []string{
 				"The binary must be <bin-dir>/<provider name>, executable by root (AKS: acr-credential-provider, EKS: ecr-credential-provider, GKE: auth-provider-gcp).",
 				"A missing binary stops the kubelet at start-up; one that cannot be executed makes every pull from the registries it matches anonymous."}},
-		// The monitor agent's own setup (issue 28): it must present what the
+		// The monitor agent's own setup: it must present what the
 		// kubelet presents, so a provider it cannot run is its failure, not
 		// the registry's refusal of the anonymous pull that would follow.
 		Cause{Code: "config.monitor-credential-provider", Layer: LayerConfig, Owner: OwnerNode,

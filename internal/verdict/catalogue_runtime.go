@@ -1,6 +1,6 @@
 package verdict
 
-// The runtime configuration's cause and lints (issue 21, internal/runtimecfg).
+// The runtime configuration's cause and lints (internal/runtimecfg).
 // The lints are warnings: the pull may work today, but a setting is ignored
 // or misleads. They are registered here so that their codes, owners and
 // next steps are documented with the causes.

@@ -76,7 +76,7 @@ func TestDiagnoseEndToEnd(t *testing.T) {
 			t.Fatalf("exit code = %d, want %d; stderr: %s", code, cli.ExitFailure, errOut)
 		}
 		schematest.Validate(t, "DiagnoseReport", out)
-		// The CONTRACT.md fields, read generically so a renamed field fails.
+		// The docs/contract.md fields, read generically so a renamed field fails.
 		var got map[string]any
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("output is not one JSON object: %v\n%s", err, out)
