@@ -29,13 +29,7 @@ func (t *tracer) foreign(w verdict.Warning) {
 // refused records a redirect the policy refused (a downgrade to plain http
 // with credentials) as a failed step of the host that sent it.
 func (t *tracer) refused(prev, next *http.Request, err error) {
-	host, port := prev.URL.Hostname(), prev.URL.Port()
-	if port == "" {
-		port = "443"
-		if prev.URL.Scheme == "http" {
-			port = "80"
-		}
-	}
+	host, port := prev.URL.Hostname(), registry.PortOf(prev.URL)
 	p, _ := strconv.Atoi(port)
 	ep := t.endpoint(host, p, t.roleOf(host, port))
 	st := Step{Name: "http", Target: "redirect → " + registry.RedactURL(next.URL.String()), Status: StatusFailed, Detail: redact.String(err.Error())}

@@ -517,13 +517,7 @@ var _ http.RoundTripper = (*recorder)(nil)
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := r.inner.RoundTrip(req)
-	host, port := req.URL.Hostname(), req.URL.Port()
-	if port == "" {
-		port = "443"
-		if req.URL.Scheme == "http" {
-			port = "80"
-		}
-	}
+	host, port := req.URL.Hostname(), registry.PortOf(req.URL)
 	p, _ := strconv.Atoi(port)
 	ep := r.t.endpoint(host, p, r.t.roleOf(host, port))
 	path := registry.RedactURL(req.URL.String())

@@ -319,14 +319,7 @@ var Kinds = []string{KindToken, KindManifestHead, KindManifestGet, KindBlobHead,
 
 // endpointOf is "scheme://host:port" of u, with the default port spelled.
 func endpointOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return u.Scheme + "://" + u.Hostname() + ":" + port
+	return u.Scheme + "://" + u.Hostname() + ":" + PortOf(u)
 }
 
 // SortedHosts is Hosts' keys in order.

@@ -84,10 +84,25 @@ func Endpoint(scheme, host string) string {
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = strings.Trim(host, "[]")
 	}
+	return net.JoinHostPort(host, DefaultPort(scheme))
+}
+
+// DefaultPort is the port a registry URL of scheme means when it names
+// none: 80 for http, 443 for everything else (a registry is https unless
+// its hosts.toml says http).
+func DefaultPort(scheme string) string {
 	if scheme == "http" {
-		return net.JoinHostPort(host, "80")
+		return "80"
 	}
-	return net.JoinHostPort(host, "443")
+	return "443"
+}
+
+// PortOf is u's port, or DefaultPort of its scheme when it names none.
+func PortOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	return DefaultPort(u.Scheme)
 }
 
 // Descriptor identifies content in the registry.
