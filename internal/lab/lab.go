@@ -30,7 +30,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	// The registry's plugins register themselves by import.
-	_ "github.com/distribution/distribution/v3/registry/auth/token"
+	"github.com/distribution/distribution/v3/registry/auth/token"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/middleware/redirect"
 )
@@ -249,9 +249,12 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		Dir:        opts.Dir,
 		opts:       opts,
 	}
+	built := l
 	defer func() {
+		// A failed start returns a nil lab: close the one it built (the
+		// named result is already nil by then).
 		if err != nil {
-			_ = l.Close()
+			_ = built.Close()
 			l = nil
 		}
 	}()
@@ -638,7 +641,7 @@ func (l *Lab) newTokenService(now time.Time) (*tokenService, []byte, error) {
 		issuer:  hAuth + "." + Domain,
 		service: l.Registry,
 		key:     key,
-		kid:     jwkThumbprint(&key.PublicKey),
+		kid:     token.GetJWKThumbprint(&key.PublicKey), // distribution's own: it checks the kid with it
 		users:   map[string]string{l.Username: l.Password, "pusher": l.pusherPass},
 		public:  map[string]bool{"team": true, "multi": true, "foreign": true},
 		now:     time.Now,

@@ -74,21 +74,6 @@ func signerCertPEM(key *ecdsa.PrivateKey, now time.Time) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
-// jwkThumbprint is the RFC 7638 thumbprint of an ECDSA P-256 public key, as
-// distribution's token.GetJWKThumbprint computes it.
-func jwkThumbprint(pub *ecdsa.PublicKey) string {
-	// The uncompressed point is 0x04 || X || Y, each coordinate padded to
-	// 32 bytes as RFC 7518 section 6.2.1 wants.
-	b, err := pub.Bytes()
-	if err != nil || len(b) != 65 {
-		return ""
-	}
-	x := base64.RawURLEncoding.EncodeToString(b[1:33])
-	y := base64.RawURLEncoding.EncodeToString(b[33:])
-	sum := sha256.Sum256(fmt.Appendf(nil, `{"crv":"P-256","kty":"EC","x":"%s","y":"%s"}`, x, y))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
 // access is one entry of a token's "access" claim.
 type access struct {
 	Type    string   `json:"type"`
