@@ -2,6 +2,7 @@ package netlab_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -22,5 +23,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(runLabHelper(cfg))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if buildBin != "" {
+		os.RemoveAll(filepath.Dir(buildBin))
+	}
+	os.Exit(code)
 }

@@ -692,7 +692,9 @@ func buildPullpath(t *testing.T) string {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(buildBin)) })
+	// The binary is shared by every test of this package; TestMain removes
+	// it when they have all ended (a test's own Cleanup would remove it
+	// under the tests still running).
 	return buildBin
 }
 
