@@ -329,7 +329,7 @@ func TestCredentialRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	w := startCredWorld(t, ctx)
-	bin := buildPullpathFor(t)
+	bin := buildPullpath(t)
 	_, skopeoErr := exec.LookPath("skopeo")
 	plan := []keychain.Host{keychain.PlanHost{Host: mirrorHost, Mirror: true}, keychain.PlanHost{Host: upstreamHost}}
 	var table []string
@@ -436,23 +436,6 @@ func TestCredentialRouting(t *testing.T) {
 	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
 		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
 	}
-}
-
-// buildPullpathFor builds ./cmd/pullpath into t's temporary directory (or
-// returns $PULLPATH_NETLAB_BIN). It does not share scenarios_test.go's
-// build, whose directory the first test to end would remove.
-func buildPullpathFor(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("PULLPATH_NETLAB_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "pullpath")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/pullpath")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building pullpath: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // checkProbe runs `pullpath probe --pull-secret` on the node for a row of
