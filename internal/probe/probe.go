@@ -46,6 +46,14 @@ type Options struct {
 	Timeout      time.Duration
 	Deadline     time.Duration // whole run; default 10m
 	DNSPort      int           // nameserver port; default 53
+	// RuntimeVersion is the runtime's version as the node's status
+	// reports it (diagnose passes containerRuntimeVersion,
+	// "containerd://1.7.27-k3s1"); it beats the version read from files.
+	RuntimeVersion string
+	// CRIVersion, when set (the full binary, which links a CRI client),
+	// asks the running runtime for its version over the CRI socket under
+	// Root; it returns the socket and the "name://version" answer.
+	CRIVersion func(ctx context.Context, root string) (socket, version string, err error)
 	// Proxy overrides the proxy environment read from containerd's
 	// service under Root. The default is what the node's unit sets.
 	Proxy *nodeview.Proxy

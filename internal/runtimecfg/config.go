@@ -55,6 +55,11 @@ type Options struct {
 	// HostsDir, when set, is config_path as given on the command line
 	// (probe --hosts-dir): it replaces what the configuration says.
 	HostsDir string
+	// RuntimeVersion is the runtime's version as the node's status
+	// reports it ("containerd://1.7.27-k3s1", probe --runtime-version);
+	// CRIVersion the running runtime's answer to the CRI Version call on
+	// CRISocket. Either beats the files (applyVersionSources).
+	RuntimeVersion, CRIVersion, CRISocket string
 }
 
 // Load reads the node's runtime configuration under root. rb is the
@@ -90,6 +95,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 			c.warn(verdict.CodeConfigRuntimeUnmodelled, fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
 		}
 	}
+	c.applyVersionSources(o)
 	if c.Runtime.major < 0 {
 		// No containerd binary with a version under the root (a copy of
 		// /etc, a test root): read the files with containerd 2.0's rules,
