@@ -117,6 +117,9 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	}
 	l, err := loadContainerd(root, main, c.Runtime)
 	c.Files = l.files
+	for _, msg := range l.unknown {
+		c.warn(verdict.CodeConfigUnknownKey, msg)
+	}
 	if err != nil {
 		c.fatal, _ = verdict.AsError(err)
 		c.Mode = ModeConfigPath
