@@ -86,6 +86,12 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		}
 	}
 	c.Runtime = detectContainerd(root, rb)
+	if lay == nil {
+		if name, why := recogniseDistro(root); name != "" {
+			c.Layout = name
+			c.Settings = append(c.Settings, Setting{Key: "layout", Value: name, Source: why})
+		}
+	}
 	if rb.Path == "" && lay == nil {
 		if f := crioFile(root); f != "" {
 			// A CRI-O node: its registries.conf is not modelled yet, so
