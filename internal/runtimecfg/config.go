@@ -252,6 +252,7 @@ func (c *Config) registry(l *loaded, o Options) {
 		}
 	}
 	c.pullPath(l)
+	c.layerFetch(l)
 	// containerd 2.1+'s transfer service hands config_path to its
 	// registry as one directory, so a colon list (the 2.x default among
 	// them) finds no host directory at all: containerd#12415 (fixes

@@ -204,3 +204,37 @@ func TestDistroLayoutsByName(t *testing.T) {
 		t.Errorf("bottlerocket: configs %+v, want an auth under registry-1.docker.io", c.reg.Configs)
 	}
 }
+
+// TestLayerFetchRange: containerd 2.1+ fetches layers with parallel Range
+// requests only when concurrent_layer_fetch_buffer (the transfer service's
+// on the transfer path, the CRI images plugin's on the local path) is 512
+// bytes or more.
+func TestLayerFetchRange(t *testing.T) {
+	ctd22 := nodeview.RuntimeBinary{Path: "/usr/bin/containerd", ModulePath: "github.com/containerd/containerd/v2", ModuleVersion: "v2.2.9"}
+	ctd16 := nodeview.RuntimeBinary{Path: "/usr/bin/containerd", ModulePath: "github.com/containerd/containerd", ModuleVersion: "v1.6.20"}
+	for _, tt := range []struct {
+		name, config string
+		rb           nodeview.RuntimeBinary
+		want         string // "" : no layer fetch setting
+	}{
+		{"2.2 default", "version = 3\n", ctd22, "one request per layer, no Range"},
+		{"2.2 transfer buffer", "version = 3\n[plugins.'io.containerd.transfer.v1.local']\n  concurrent_layer_fetch_buffer = 1048576\n", ctd22, "parallel Range requests: 1048576-byte chunks, up to 3 at once"},
+		{"2.2 transfer buffer, one download", "version = 3\n[plugins.'io.containerd.transfer.v1.local']\n  concurrent_layer_fetch_buffer = 1048576\n  max_concurrent_downloads = 1\n", ctd22, "one request per layer, no Range"},
+		{"2.2 CRI buffer on the transfer path: not used", "version = 3\n[plugins.'io.containerd.cri.v1.images']\n  concurrent_layer_fetch_buffer = 1048576\n", ctd22, "one request per layer, no Range"},
+		{"2.2 local pull with the CRI buffer", "version = 3\n[plugins.'io.containerd.cri.v1.images']\n  use_local_image_pull = true\n  concurrent_layer_fetch_buffer = 65536\n", ctd22, "parallel Range requests: 65536-byte chunks, up to 3 at once"},
+		{"1.6", "version = 2\n", ctd16, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := Load(writeRoot(t, map[string]string{DefaultConfig: tt.config}), tt.rb, Options{})
+			got := ""
+			for _, s := range c.Settings {
+				if s.Key == "layer fetch" {
+					got = s.Value
+				}
+			}
+			if tt.want == "" && got != "" || tt.want != "" && (len(got) < len(tt.want) || got[:len(tt.want)] != tt.want) {
+				t.Errorf("layer fetch %q, want %q (pull path %s)", got, tt.want, c.PullPath)
+			}
+		})
+	}
+}
