@@ -464,6 +464,11 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		}
 		return nil
 	}
+	if rc := r.RuntimeConfig; rc != nil && rc.Config != nil {
+		// The runtime's layer fetch: parallel Range requests when
+		// concurrent_layer_fetch_buffer is set (containerd 2.1+).
+		sess.RangeChunk = int64(rc.RangeChunk())
+	}
 	return p.fetchBlobs(ctx, sess, blobs)
 }
 
@@ -508,6 +513,7 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 				}
 				res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
 				results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
+				results[i].Ranges, results[i].RangeIgnored = res.Ranges, res.RangeIgnored
 				if err != nil {
 					if ctx.Err() != nil && failedAt.Load() >= 0 {
 						results[i].Error = "skipped: cancelled after an earlier failure"

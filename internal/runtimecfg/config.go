@@ -48,6 +48,9 @@ type Config struct {
 	regFrom map[string]string // legacy mirror host → "file:line"
 	tlsFrom map[string]string
 	fatal   *verdict.Error
+	// rangeChunk is the chunk of containerd 2.1+'s parallel Range layer
+	// fetch, 0 when it fetches each layer with one request (layerFetch).
+	rangeChunk int
 }
 
 // Options override what Load finds.

@@ -47,7 +47,12 @@ func (c *Config) layerFetch(l *loaded) {
 	}
 	value := "one request per layer, no Range"
 	if lf.ConcurrentLayerFetchBuffer >= 512 && parallel > 1 {
+		c.rangeChunk = lf.ConcurrentLayerFetchBuffer
 		value = fmt.Sprintf("parallel Range requests: %d-byte chunks, up to %d at once (first \"Range: bytes=0-\")", lf.ConcurrentLayerFetchBuffer, parallel)
 	}
 	c.Settings = append(c.Settings, Setting{Key: "layer fetch", Value: value, Source: src})
 }
+
+// RangeChunk is the chunk size in bytes of the runtime's parallel Range
+// layer fetch, 0 when the runtime fetches each layer with one request.
+func (c *Config) RangeChunk() int { return c.rangeChunk }
