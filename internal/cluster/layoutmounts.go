@@ -11,7 +11,8 @@ import (
 // API server says about it (status.nodeInfo and spec.providerID), and the
 // host paths the probe Job mounts for it.
 type NodeLayout struct {
-	// Name is the layout: k3s, rke2, talos, bottlerocket, cos, al2, al2023,
+	// Name is the layout, named as runtimecfg names it on disk: k3s, rke2,
+	// talos, bottlerocket, gke (COS), eks-al2, eks-al2023,
 	// debian (Debian and Ubuntu), containerd (any other containerd
 	// node) or cri-o.
 	Name string `json:"name"`
@@ -121,12 +122,12 @@ func DetectNodeLayout(n *corev1.Node) NodeLayout {
 		// /etc/containerd/config.toml and certs.d, rendered by its API.
 		return set("bottlerocket", "osImage "+os, usrBin)
 	case strings.HasPrefix(os, "Container-Optimized OS"):
-		return set("cos", "osImage "+os, usrBin)
+		return set("gke", "osImage "+os, usrBin)
 	case strings.HasPrefix(os, "Amazon Linux 2023"):
-		return set("al2023", "osImage "+os, usrBin)
+		return set("eks-al2023", "osImage "+os, usrBin)
 	case strings.HasPrefix(os, "Amazon Linux 2"):
 		// /etc/containerd/config.toml imports /etc/containerd/config.d.
-		return set("al2", "osImage "+os, usrBin)
+		return set("eks-al2", "osImage "+os, usrBin)
 	case strings.HasPrefix(os, "Debian"), strings.HasPrefix(os, "Ubuntu"):
 		// Debian's containerd binary has no module version; its version
 		// is in /var/lib/dpkg/status, which is not mounted: the node's
