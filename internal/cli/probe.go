@@ -67,6 +67,7 @@ nothing about the pull.
 	f := cmd.Flags()
 	f.StringVar(&o.opts.Root, "root", "/", "read the node's files (etc/resolv.conf, etc/hosts, etc/containerd/certs.d, CA bundle) under this directory")
 	f.StringVar(&o.opts.HostsDir, "hosts-dir", "", "containerd config_path on the node, read under --root; colon-separated like containerd's (default /etc/containerd/certs.d:/etc/docker/certs.d)")
+	f.StringVar(&o.opts.RuntimeVersion, "runtime-version", "", "the runtime's version as the node reports it (status.nodeInfo.containerRuntimeVersion, e.g. containerd://1.7.27-k3s1; diagnose --probe passes it): it beats the version read from the files under --root")
 	f.StringVar(&o.opts.Platform, "platform", "", "the node's platform os/arch[/variant] (default: this machine's)")
 	f.StringVar(&o.username, "username", "", "registry user name (the password comes from --password-stdin)")
 	f.BoolVar(&o.passwordStdin, "password-stdin", false, "read the registry password or token from stdin")
@@ -125,6 +126,11 @@ func (o *probeOptions) run(ctx context.Context, image string) error {
 		o.opts.Creds = &registry.Credentials{Username: o.username, Password: pw, Source: "--password-stdin"}
 	} else if o.username != "" {
 		return usageErrorf("--username needs --password-stdin (passwords never go on the command line)")
+	}
+	if o.features.RuntimeDialer != nil {
+		// The full binary asks the running runtime for its version (the
+		// CRI Version call, read-only) when its socket is under --root.
+		o.opts.CRIVersion = probe.RuntimeVersionFor(o.features.RuntimeDialer, o.criSocket)
 	}
 	stop := o.startProgress()
 	rep, err := probe.Run(ctx, image, o.opts)

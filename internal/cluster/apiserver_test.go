@@ -98,7 +98,12 @@ func TestAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("probe job for %s: %v", tg.Node, err)
 			}
+			// The fixture's nodes run Ubuntu with containerd 1.7.22: the
+			// Job tells the probe the version the kubelet reported.
 			checkProbeJob(t, j, tg.Node, tg.Platform, "acr-pull")
+			if args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--runtime-version containerd://1.7.22-1") {
+				t.Errorf("probe job for %s: args %q lack the node's runtime version", tg.Node, args)
+			}
 			nd := findNode(r, tg.Node)
 			if nd == nil || nd.Probe == nil || nd.Probe.Status != ProbeImagePull || nd.Verdict == nil || nd.Verdict.Cause != "route.timeout" {
 				t.Errorf("node %s probe = %+v, want the probe image pull failure classified as route.timeout", tg.Node, nd)

@@ -56,7 +56,7 @@ func Diagnose(ctx context.Context, cs kube.Interface, ref WorkloadRef, do Diagno
 	if note := withWorkloadServiceAccount(ctx, ClientsetTokens(cs), &po, in.Template, ref.Namespace, ns); note != "" {
 		in.Errors = append(in.Errors, note)
 	}
-	targets := withProviderPaths(ProbeTargets(rep), in.Nodes, po)
+	targets := withLayouts(withProviderPaths(ProbeTargets(rep), in.Nodes, po), in.Nodes)
 	if len(targets) == 0 {
 		in.Errors = append(in.Errors, "--probe: no node to probe (no failing pod on a node and no eligible pool)")
 		return Analyze(in, opts...), nil

@@ -6,12 +6,9 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -114,10 +111,6 @@ func podViewJobName(runID, node string) string {
 // so that the token hop is compared with the same identity.
 func PodViewJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecret string) *batchv1.Job {
 	po.defaults()
-	labels := map[string]string{
-		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID, LabelView: ViewPod,
-	}
-	annotations := map[string]string{AnnotationNode: t.Node, AnnotationImage: image}
 	args := []string{"probe", image, "-o", "json", "--deadline", po.Deadline.String()}
 	if po.StepTimeout > 0 {
 		args = append(args, "--timeout", po.StepTimeout.String())
@@ -127,67 +120,17 @@ func PodViewJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSec
 	}
 	f, tr := false, true
 	nobody := int64(65534)
-	tmpLimit := resource.MustParse("64Mi")
-	mounts := []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
-	volumes := []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}}}
-	var pullSecrets []corev1.LocalObjectReference
-	if pullSecret != "" {
-		args = append(args, "--docker-config", pullSecretDir+"/config.json")
-		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: pullSecretDir, ReadOnly: true})
-		mode := int32(0o444)
-		volumes = append(volumes, corev1.Volume{Name: "pull-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  pullSecret,
-			Items:       []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
-			DefaultMode: &mode,
-		}}})
-		pullSecrets = []corev1.LocalObjectReference{{Name: pullSecret}}
-	}
-	deadline := int64((po.Deadline + time.Minute).Seconds())
-	ttl := int32(600)
-	backoff := int32(0)
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: podViewJobName(po.RunID, t.Node), Namespace: namespace, Labels: labels, Annotations: annotations},
-		Spec: batchv1.JobSpec{
-			BackoffLimit:            &backoff,
-			ActiveDeadlineSeconds:   &deadline,
-			TTLSecondsAfterFinished: &ttl,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
-				Spec: corev1.PodSpec{
-					NodeName:                     t.Node,
-					DNSPolicy:                    corev1.DNSClusterFirst,
-					RestartPolicy:                corev1.RestartPolicyNever,
-					Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-					AutomountServiceAccountToken: &f,
-					EnableServiceLinks:           &f,
-					ImagePullSecrets:             pullSecrets,
-					Volumes:                      volumes,
-					SecurityContext: &corev1.PodSecurityContext{
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name:            "probe",
-						Image:           po.Image,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Args:            args,
-						VolumeMounts:    mounts,
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							RunAsUser:                &nobody,
-							RunAsNonRoot:             &tr,
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							ReadOnlyRootFilesystem:   &tr,
-							AllowPrivilegeEscalation: &f,
-						},
-						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-					}},
-				},
-			},
-		},
-	}
+	// The secret is world-readable (0444): the probe runs as nobody here.
+	return probeJobSkeleton(t, podViewJobName(po.RunID, t.Node), ViewPod, image, namespace, po, pullSecret, 0o444, args, nil, nil, func(ps *corev1.PodSpec) {
+		ps.DNSPolicy = corev1.DNSClusterFirst
+		ps.Containers[0].SecurityContext = &corev1.SecurityContext{
+			RunAsUser:                &nobody,
+			RunAsNonRoot:             &tr,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			ReadOnlyRootFilesystem:   &tr,
+			AllowPrivilegeEscalation: &f,
+		}
+	})
 }
 
 // ComparePaths lays the node probe's path and the pod-view probe's path

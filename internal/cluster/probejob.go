@@ -113,6 +113,10 @@ type ProbeTarget struct {
 	// setup; the Job mounts it read-only so the probe can run the
 	// provider (nil: not known, the probe sees only host /etc and /run).
 	Provider *ProviderPaths
+	// Layout is the node's runtime layout (DetectNodeLayout): the Job
+	// mounts the paths it reads and passes its runtime version (nil: the
+	// node is not known, the Job mounts /etc, /run and /usr/bin).
+	Layout *NodeLayout
 }
 
 // ProbeTargets picks the nodes to probe from a report: the node the failing
@@ -173,10 +177,6 @@ func jobName(runID, node string) string {
 // hand to the probe.
 func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecret string) *batchv1.Job {
 	po.defaults()
-	labels := map[string]string{
-		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID, LabelView: ViewNode,
-	}
-	annotations := map[string]string{AnnotationNode: t.Node, AnnotationImage: image}
 	args := []string{"probe", image, "--root", HostRoot, "-o", "json", "--deadline", po.Deadline.String()}
 	if po.StepTimeout > 0 {
 		args = append(args, "--timeout", po.StepTimeout.String())
@@ -184,29 +184,21 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	if t.Platform != "" {
 		args = append(args, "--platform", t.Platform)
 	}
+	if t.Layout != nil && t.Layout.RuntimeVersion != "" {
+		// The runtime's version as the kubelet last read it from the CRI:
+		// the probe weighs it against the files under --root.
+		args = append(args, "--runtime-version", t.Layout.RuntimeVersion)
+	}
 	f, tr := false, true
 	root := int64(0)
-	// The host's /etc and /run, read-only: /etc/resolv.conf is often a
-	// symlink into /run (systemd-resolved's stub-resolv.conf, whose
-	// upstreams are in /run/systemd/resolve/resolv.conf), and the probe
-	// resolves it inside its --root. The host's /usr/bin, read-only, holds
-	// the node's containerd binary: the probe reads its Go build information
-	// (never runs it) to send the TLS ClientHello that build sends.
-	mounts := []corev1.VolumeMount{
-		{Name: "host-etc", MountPath: HostRoot + "/etc", ReadOnly: true},
-		{Name: "host-run", MountPath: HostRoot + "/run", ReadOnly: true},
-		{Name: "host-usr-bin", MountPath: HostRoot + "/usr/bin", ReadOnly: true},
-		{Name: "tmp", MountPath: "/tmp"},
-	}
-	hostPathDir := corev1.HostPathDirectory
-	tmpLimit := resource.MustParse("64Mi")
-	volumes := []corev1.Volume{
-		{Name: "host-etc", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc", Type: &hostPathDir}}},
-		{Name: "host-run", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/run", Type: &hostPathDir}}},
-		{Name: "host-usr-bin", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/usr/bin", Type: &hostPathDir}}},
-		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}},
-	}
-	pv, pm := providerMounts(t.Provider)
+	// The host's /etc and /run, read-only, and the paths the node's layout
+	// reads (layoutVolumes): /etc/resolv.conf is often a symlink into /run
+	// (systemd-resolved's stub-resolv.conf, whose upstreams are in
+	// /run/systemd/resolve/resolv.conf), and the probe resolves it inside
+	// its --root; the runtime's configuration and binary (its Go build
+	// information is read, never run) are where the layout keeps them.
+	volumes, mounts := layoutVolumes(t.Layout)
+	pv, pm := providerMounts(t.Provider, mountedPaths(t.Layout))
 	volumes, mounts = append(volumes, pv...), append(mounts, pm...)
 	saName := ""
 	if v, m, saArgs := serviceAccountTokenVolume(po, namespace); v != nil {
@@ -219,11 +211,46 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 		// node paths in its args and env resolve as for the kubelet.
 		addCaps = []corev1.Capability{"SYS_CHROOT"}
 	}
+	return probeJobSkeleton(t, jobName(po.RunID, t.Node), ViewNode, image, namespace, po, pullSecret, 0o400, args, volumes, mounts, func(ps *corev1.PodSpec) {
+		ps.HostNetwork = true
+		ps.DNSPolicy = corev1.DNSDefault
+		ps.ServiceAccountName = saName
+		ps.Containers[0].SecurityContext = &corev1.SecurityContext{
+			// Root without any capability: it can read the node's
+			// root-only files (hosts.toml, CA files) but cannot override
+			// permissions or change anything; every host path is
+			// read-only anyway.
+			RunAsUser:                &root,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: addCaps},
+			ReadOnlyRootFilesystem:   &tr,
+			AllowPrivilegeEscalation: &f,
+		}
+	})
+}
+
+// probeJobSkeleton is what the node probe's and the pod-view probe's Jobs
+// share: the labels (view tells them apart) and annotations, the pull
+// secret mounted at pullSecretDir with secretMode and handed to the probe,
+// a 64 MiB /tmp, pinning with nodeName, tolerating every taint, no service
+// account token or service links, the runtime's default seccomp profile,
+// the resources, backoffLimit 0, activeDeadlineSeconds (the probe's
+// deadline plus a minute) and ttlSecondsAfterFinished. args, volumes and
+// mounts are the caller's; customize sets the rest of the pod spec (the
+// network, DNS policy and the container's security context).
+func probeJobSkeleton(t ProbeTarget, name, view, image, namespace string, po ProbeOptions, pullSecret string, secretMode int32, args []string, volumes []corev1.Volume, mounts []corev1.VolumeMount, customize func(*corev1.PodSpec)) *batchv1.Job {
+	labels := map[string]string{
+		LabelManagedBy: managedBy, LabelName: "pullpath", LabelComponent: "probe", LabelRun: po.RunID, LabelView: view,
+	}
+	annotations := map[string]string{AnnotationNode: t.Node, AnnotationImage: image}
+	f := false
+	tmpLimit := resource.MustParse("64Mi")
+	volumes = append(volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpLimit}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"})
 	var pullSecrets []corev1.LocalObjectReference
 	if pullSecret != "" {
 		args = append(args, "--docker-config", pullSecretDir+"/config.json")
 		mounts = append(mounts, corev1.VolumeMount{Name: "pull-secret", MountPath: pullSecretDir, ReadOnly: true})
-		mode := int32(0o400)
+		mode := secretMode
 		volumes = append(volumes, corev1.Volume{Name: "pull-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  pullSecret,
 			Items:       []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
@@ -234,51 +261,40 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	deadline := int64((po.Deadline + time.Minute).Seconds())
 	ttl := int32(600)
 	backoff := int32(0)
+	ps := corev1.PodSpec{
+		NodeName:                     t.Node,
+		RestartPolicy:                corev1.RestartPolicyNever,
+		Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		AutomountServiceAccountToken: &f,
+		EnableServiceLinks:           &f,
+		ImagePullSecrets:             pullSecrets,
+		Volumes:                      volumes,
+		SecurityContext: &corev1.PodSecurityContext{
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:            "probe",
+			Image:           po.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Args:            args,
+			VolumeMounts:    mounts,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+			},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+	}
+	customize(&ps)
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: jobName(po.RunID, t.Node), Namespace: namespace, Labels: labels, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels, Annotations: annotations},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            &backoff,
 			ActiveDeadlineSeconds:   &deadline,
 			TTLSecondsAfterFinished: &ttl,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
-				Spec: corev1.PodSpec{
-					NodeName:                     t.Node,
-					HostNetwork:                  true,
-					DNSPolicy:                    corev1.DNSDefault,
-					RestartPolicy:                corev1.RestartPolicyNever,
-					Tolerations:                  []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-					AutomountServiceAccountToken: &f,
-					ServiceAccountName:           saName,
-					EnableServiceLinks:           &f,
-					ImagePullSecrets:             pullSecrets,
-					Volumes:                      volumes,
-					SecurityContext: &corev1.PodSecurityContext{
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name:            "probe",
-						Image:           po.Image,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Args:            args,
-						VolumeMounts:    mounts,
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-						},
-						SecurityContext: &corev1.SecurityContext{
-							// Root without any capability: it can read the
-							// node's root-only files (hosts.toml, CA files)
-							// but cannot override permissions or change
-							// anything; /etc is read-only anyway.
-							RunAsUser:                &root,
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: addCaps},
-							ReadOnlyRootFilesystem:   &tr,
-							AllowPrivilegeEscalation: &f,
-						},
-						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-					}},
-				},
+				Spec:       ps,
 			},
 		},
 	}

@@ -15,8 +15,10 @@ import (
 )
 
 // checkProbeJob asserts the safety and pinning properties of a probe Job,
-// whether built in memory or read back from an API server.
-func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) {
+// whether built in memory or read back from an API server. hostPaths are
+// the node paths it must mount read-only, and no other (default: /etc,
+// /run and /usr/bin, the Job of a node whose layout is not known).
+func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string, hostPaths ...string) {
 	t.Helper()
 	ps := j.Spec.Template.Spec
 	if ps.NodeName != node {
@@ -74,8 +76,10 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 		}
 	}
 	// The host's /etc and /run (resolv.conf often links into /run) and
-	// /usr/bin (containerd's binary), all read-only, and no other host path.
-	hostPaths := []string{"/etc", "/run", "/usr/bin"}
+	// the layout's paths, all read-only, and no other host path.
+	if len(hostPaths) == 0 {
+		hostPaths = []string{"/etc", "/run", "/usr/bin"}
+	}
 	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
 		for _, hp := range hostPaths {
@@ -95,8 +99,17 @@ func checkProbeJob(t *testing.T, j *batchv1.Job, node, platform, secret string) 
 		}
 	}
 	for _, v := range ps.Volumes {
-		if v.HostPath != nil && !slices.Contains(hostPaths, v.HostPath.Path) {
+		if v.HostPath == nil {
+			continue
+		}
+		if !slices.Contains(hostPaths, v.HostPath.Path) {
 			t.Errorf("unexpected hostPath %s", v.HostPath.Path)
+		}
+		// An exact type, checked before mounting: never one that creates
+		// the path (…OrCreate) nor the unchecked "" (the runtime creates a
+		// missing bind-mount source).
+		if ty := v.HostPath.Type; ty == nil || *ty != corev1.HostPathDirectory && *ty != corev1.HostPathFile {
+			t.Errorf("hostPath %s has type %v, want Directory or File", v.HostPath.Path, ty)
 		}
 	}
 	hasSecret := strings.Contains(args, "--docker-config "+pullSecretDir+"/config.json")

@@ -114,17 +114,17 @@ func withProviderPaths(targets []ProbeTarget, nodes []corev1.Node, po ProbeOptio
 // providerMounts returns the hostPath volumes and mounts that show the
 // probe the provider setup p at its node paths under HostRoot, read-only:
 // the config file (type File) and the bin dir (type Directory), each only
-// when outside the host /etc and /run the Job mounts anyway. Nothing else of
+// when outside the node paths the Job mounts anyway (mounted). Nothing else of
 // the node is mounted: all of /var/lib/kubelet would hold every pod's
 // secrets.
-func providerMounts(p *ProviderPaths) ([]corev1.Volume, []corev1.VolumeMount) {
+func providerMounts(p *ProviderPaths, mounted []string) ([]corev1.Volume, []corev1.VolumeMount) {
 	if p == nil {
 		return nil, nil
 	}
 	var vols []corev1.Volume
 	var mounts []corev1.VolumeMount
 	add := func(name, nodePath string, typ corev1.HostPathType) {
-		if !path.IsAbs(nodePath) || underHostMounts(nodePath) {
+		if !path.IsAbs(nodePath) || underMounts(nodePath, mounted) {
 			return
 		}
 		t := typ
@@ -134,16 +134,4 @@ func providerMounts(p *ProviderPaths) ([]corev1.Volume, []corev1.VolumeMount) {
 	add("host-credential-provider-config", p.Config, corev1.HostPathFile)
 	add("host-credential-provider-bin", p.BinDir, corev1.HostPathDirectory)
 	return vols, mounts
-}
-
-// underHostMounts reports whether a node path is inside the host /etc,
-// /run or /usr/bin that every probe Job mounts.
-func underHostMounts(p string) bool {
-	p = path.Clean(p)
-	for _, d := range []string{"/etc", "/run", "/usr/bin"} {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
 }

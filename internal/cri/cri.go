@@ -168,6 +168,17 @@ func Dial(ctx context.Context, socket string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// Version asks the runtime's CRI runtime service for its name and version
+// (the kubelet's handshake, which it reports as the node's
+// containerRuntimeVersion): "containerd://1.7.27". Read-only.
+func (c *Client) Version(ctx context.Context) (string, error) {
+	r, err := runtimeapi.NewRuntimeServiceClient(c.conn).Version(ctx, &runtimeapi.VersionRequest{Version: "v1"})
+	if err != nil {
+		return "", fmt.Errorf("asking CRI runtime service at %s for its version: %w", c.socket, err)
+	}
+	return r.RuntimeName + "://" + r.RuntimeVersion, nil
+}
+
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

@@ -45,6 +45,15 @@ type NodeSpec struct {
 	// cluster.local): the nameserver of its ClusterFirst pods
 	// (ServeClusterDNS). Unset, such pods get the node's resolver.
 	ClusterDNS []netip.Addr
+	// ContainerdConfig, when set, is where (a path under Root) the node's
+	// containerd configuration is written and started from, as a
+	// distribution lays it out (k3s:
+	// var/lib/rancher/k3s/agent/etc/containerd/config.toml, under the
+	// var/lib every node binds); ConfigPath is its CRI registry
+	// config_path (default /etc/containerd/certs.d).
+	ContainerdConfig, ConfigPath string
+	// ProviderID is the kubelet's providerID (k3s registers "k3s://<node>").
+	ProviderID string
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -196,7 +205,15 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 	cd := filepath.Join(dir, "containerd")
 	socket := filepath.Join(cd, "containerd.sock")
 	cni := filepath.Join(dir, "cni")
-	if err := writeFile(filepath.Join(cd, "config.toml"), []byte(containerdConfig(cd, cni, f.SandboxImage))); err != nil {
+	cdConfig := filepath.Join(cd, "config.toml")
+	cdText := containerdConfig(cd, cni, f.SandboxImage)
+	if s.ContainerdConfig != "" {
+		cdConfig = filepath.Join(nd.Root, s.ContainerdConfig)
+	}
+	if s.ConfigPath != "" {
+		cdText = strings.Replace(cdText, `config_path = "/etc/containerd/certs.d"`, fmt.Sprintf("config_path = %q", s.ConfigPath), 1)
+	}
+	if err := writeFile(cdConfig, []byte(cdText)); err != nil {
 		return nil, err
 	}
 	if err := writeFile(filepath.Join(cni, "10-nodelab.conflist"), []byte(cniConflist(s.Index, filepath.Join(dir, "cni-ipam"), len(s.ClusterDNS) > 0))); err != nil {
@@ -219,7 +236,7 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 i=0
 while [ ! -S %[3]s ]; do i=$((i+1)); if [ $i -gt 600 ]; then echo "containerd did not start" >&2; exit 1; fi; sleep 0.1; done
 exec %[4]s --config=%[5]s --kubeconfig=%[6]s --hostname-override=%[7]s --node-ip=%[8]s --root-dir=%[9]s --cert-dir=%[10]s --node-labels=%[11]s --v=1%[13]s >>%[12]s 2>&1
-`, shellQuote(filepath.Join(cd, "config.toml")), shellQuote(filepath.Join(dir, "containerd.log")), shellQuote(socket),
+`, shellQuote(cdConfig), shellQuote(filepath.Join(dir, "containerd.log")), shellQuote(socket),
 		shellQuote(filepath.Join(bin, "kubelet")), shellQuote(kcfg), shellQuote(kubeconfig), shellQuote(s.Name), addr,
 		shellQuote(filepath.Join(dir, "kubelet")), shellQuote(filepath.Join(dir, "kubelet-pki")), shellQuote(strings.Join(labels, ",")),
 		shellQuote(filepath.Join(dir, "kubelet.log")), extraArgs)
@@ -351,7 +368,15 @@ evictionHard: {"memory.available": "50Mi", "nodefs.available": "1%%", "imagefs.a
 rotateCertificates: false
 serverTLSBootstrap: false
 nodeStatusUpdateFrequency: 10s
-%[6]s%[7]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl, clusterDNS(nd.Spec.ClusterDNS))
+%[6]s%[7]s%[8]s`, nd.Addr, nd.CgroupRoot, socket, filepath.Join(nd.Dir, "pod-logs"), filepath.Join(nd.Dir, "volume-plugins"), tl, clusterDNS(nd.Spec.ClusterDNS), providerID(nd.Spec.ProviderID))
+}
+
+// providerID is the kubelet's providerID line, or "".
+func providerID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf("providerID: %q\n", id)
 }
 
 // clusterDNS is the kubelet's clusterDomain and clusterDNS, or "".

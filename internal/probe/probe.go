@@ -46,6 +46,14 @@ type Options struct {
 	Timeout      time.Duration
 	Deadline     time.Duration // whole run; default 10m
 	DNSPort      int           // nameserver port; default 53
+	// RuntimeVersion is the runtime's version as the node's status
+	// reports it (diagnose passes containerRuntimeVersion,
+	// "containerd://1.7.27-k3s1"); it beats the version read from files.
+	RuntimeVersion string
+	// CRIVersion, when set (the full binary, which links a CRI client),
+	// asks the running runtime for its version over the CRI socket under
+	// Root; it returns the socket and the "name://version" answer.
+	CRIVersion func(ctx context.Context, root string) (socket, version string, err error)
 	// Proxy overrides the proxy environment read from containerd's
 	// service under Root. The default is what the node's unit sets.
 	Proxy *nodeview.Proxy
@@ -456,6 +464,11 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		}
 		return nil
 	}
+	if rc := r.RuntimeConfig; rc != nil && rc.Config != nil {
+		// The runtime's layer fetch: parallel Range requests when
+		// concurrent_layer_fetch_buffer is set (containerd 2.1+).
+		sess.RangeChunk = int64(rc.RangeChunk())
+	}
 	return p.fetchBlobs(ctx, sess, blobs)
 }
 
@@ -500,6 +513,7 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 				}
 				res, err := sess.Blob(ctx, b, p.o.Blobs == BlobsHead, progress)
 				results[i].Host, results[i].Bytes, results[i].Verified, results[i].Millis = res.Host, res.Bytes, res.Verified, ms(res.Duration)
+				results[i].Ranges, results[i].RangeIgnored = res.Ranges, res.RangeIgnored
 				if err != nil {
 					if ctx.Err() != nil && failedAt.Load() >= 0 {
 						results[i].Error = "skipped: cancelled after an earlier failure"

@@ -111,6 +111,12 @@ type Blob struct {
 	Bytes     int64   `json:"bytes"`
 	Millis    float64 `json:"duration_ms"`
 	Error     string  `json:"error,omitempty"`
+	// Ranges counts the Range requests the blob took when the runtime
+	// fetches layers in parallel chunks (containerd 2.1+ with
+	// concurrent_layer_fetch_buffer); RangeIgnored: the host answered the
+	// first with the whole body.
+	Ranges       int  `json:"range_requests,omitempty"`
+	RangeIgnored bool `json:"range_ignored,omitempty"`
 }
 
 // RuntimePull is the result of asking the node's runtime to pull (--runtime-pull).

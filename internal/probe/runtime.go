@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/explain"
@@ -26,6 +28,59 @@ type RuntimeClient interface {
 	// is a *RuntimeError.
 	Pull(ctx context.Context, image string, creds *registry.Credentials) error
 	Close() error
+}
+
+// RuntimeVersioner is a RuntimeClient that also answers the CRI Version
+// call ("containerd://2.2.9"); criruntime's does.
+type RuntimeVersioner interface {
+	Version(ctx context.Context) (string, error)
+}
+
+// criSockets are the runtimes' CRI sockets, relative to the node root, in
+// the order RuntimeVersionFor tries them: containerd's, k3s's and RKE2's
+// embedded containerd's, CRI-O's.
+var criSockets = []string{DefaultCRISocket, "run/k3s/containerd/containerd.sock", "run/crio/crio.sock"}
+
+// RuntimeVersionFor returns a probe.Options.CRIVersion that asks the
+// running runtime for its version through dial: on socket when given,
+// else on the first of the known sockets under the root that exists.
+func RuntimeVersionFor(dial RuntimeDialer, socket string) func(ctx context.Context, root string) (string, string, error) {
+	return func(ctx context.Context, root string) (string, string, error) {
+		if root == "" {
+			root = "/"
+		}
+		cands := []string{socket}
+		if socket == "" {
+			cands = nil
+			for _, s := range criSockets {
+				cands = append(cands, filepath.Join(root, s))
+			}
+		}
+		var lastErr error = fmt.Errorf("no CRI socket under %s", root)
+		for _, s := range cands {
+			if _, err := os.Stat(strings.TrimPrefix(s, "unix://")); err != nil {
+				continue
+			}
+			c, err := dial(ctx, s)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			v, ok := c.(RuntimeVersioner)
+			if !ok {
+				c.Close()
+				return "", "", fmt.Errorf("the CRI client has no Version call")
+			}
+			ver, err := v.Version(ctx)
+			c.Close()
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			return s, ver, nil
+		}
+		return "", "", lastErr
+	}
 }
 
 // RuntimeError is a pull the runtime refused or failed.

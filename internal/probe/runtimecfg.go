@@ -3,11 +3,15 @@ package probe
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
 )
+
+// criVersionTimeout bounds the CRI Version call.
+const criVersionTimeout = 3 * time.Second
 
 // RuntimeConfig is what the probe read of the node runtime's configuration
 // (internal/runtimecfg) and the plan it walked.
@@ -30,7 +34,16 @@ type RuntimePlan struct {
 // carries the configuration, the plan and the lints; a configuration the
 // runtime refuses is the returned config verdict.
 func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, ref string) ([]nodeview.RegistryHost, error) {
-	c, err := runtimecfg.Load(p.o.Root, view.Runtime, runtimecfg.Options{HostsDir: p.o.HostsDir})
+	ro := runtimecfg.Options{HostsDir: p.o.HostsDir, RuntimeVersion: p.o.RuntimeVersion}
+	if p.o.CRIVersion != nil {
+		// Read-only: the CRI Version call changes nothing on the node. A
+		// socket that is not there or does not answer leaves the other
+		// sources.
+		vctx, cancel := context.WithTimeout(ctx, criVersionTimeout)
+		ro.CRISocket, ro.CRIVersion, _ = p.o.CRIVersion(vctx, p.o.Root)
+		cancel()
+	}
+	c, err := runtimecfg.Load(p.o.Root, view.Runtime, ro)
 	p.rep.RuntimeConfig = &RuntimeConfig{Config: c}
 	p.rep.Warnings = append(p.rep.Warnings, c.Warnings...)
 	if err != nil {

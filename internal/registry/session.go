@@ -136,6 +136,10 @@ type Session struct {
 	// Memo, when set, keeps tokens and manifests between sessions, counts
 	// the requests and holds each host's Retry-After (memo.go).
 	Memo *Memo
+	// RangeChunk, when 512 or more, downloads blobs as containerd 2.1+
+	// does with concurrent_layer_fetch_buffer set: Range requests of this
+	// many bytes (rangefetch.go). The default is one plain GET per blob.
+	RangeChunk int64
 
 	mu         sync.Mutex
 	authHeader string            // "Bearer ..." or "Basic ..." for Host only; never logged
@@ -187,6 +191,9 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 		}
 	}
 	req.Header.Set("User-Agent", "pullpath (containerd-compatible)")
+	if r, ok := ctx.Value(rangeKey{}).(string); ok {
+		req.Header.Set("Range", r) // blobRanged
+	}
 	// The session's credentials go to its own host only; another host gets
 	// only what its own challenge issued.
 	s.mu.Lock()
@@ -555,6 +562,11 @@ type BlobResult struct {
 	Bytes    int64
 	Verified bool
 	Duration time.Duration
+	// Ranges counts the Range requests of a ranged download (RangeChunk);
+	// RangeIgnored is true when the host answered the first one with the
+	// whole body (containerd then uses that one request).
+	Ranges       int
+	RangeIgnored bool
 }
 
 // Progress is told how many bytes arrived.
@@ -565,6 +577,9 @@ type Progress func(n int64)
 // through its digest and a size check without keeping it. With headOnly it
 // sends a HEAD and checks status and size only.
 func (s *Session) Blob(ctx context.Context, d Descriptor, headOnly bool, progress Progress) (BlobResult, error) {
+	if !headOnly && s.RangeChunk >= 512 {
+		return s.blobRanged(ctx, d, progress)
+	}
 	method := http.MethodGet
 	if headOnly {
 		method = http.MethodHead

@@ -48,6 +48,9 @@ type Config struct {
 	regFrom map[string]string // legacy mirror host → "file:line"
 	tlsFrom map[string]string
 	fatal   *verdict.Error
+	// rangeChunk is the chunk of containerd 2.1+'s parallel Range layer
+	// fetch, 0 when it fetches each layer with one request (layerFetch).
+	rangeChunk int
 }
 
 // Options override what Load finds.
@@ -55,6 +58,11 @@ type Options struct {
 	// HostsDir, when set, is config_path as given on the command line
 	// (probe --hosts-dir): it replaces what the configuration says.
 	HostsDir string
+	// RuntimeVersion is the runtime's version as the node's status
+	// reports it ("containerd://1.7.27-k3s1", probe --runtime-version);
+	// CRIVersion the running runtime's answer to the CRI Version call on
+	// CRISocket. Either beats the files (applyVersionSources).
+	RuntimeVersion, CRIVersion, CRISocket string
 }
 
 // Load reads the node's runtime configuration under root. rb is the
@@ -81,6 +89,12 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		}
 	}
 	c.Runtime = detectContainerd(root, rb)
+	if lay == nil {
+		if name, why := recogniseDistro(root); name != "" {
+			c.Layout = name
+			c.Settings = append(c.Settings, Setting{Key: "layout", Value: name, Source: why})
+		}
+	}
 	if rb.Path == "" && lay == nil {
 		if f := crioFile(root); f != "" {
 			// A CRI-O node: its registries.conf is not modelled yet, so
@@ -90,6 +104,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 			c.warn(verdict.CodeConfigRuntimeUnmodelled, fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
 		}
 	}
+	c.applyVersionSources(o)
 	if c.Runtime.major < 0 {
 		// No containerd binary with a version under the root (a copy of
 		// /etc, a test root): read the files with containerd 2.0's rules,
@@ -111,6 +126,9 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	}
 	l, err := loadContainerd(root, main, c.Runtime)
 	c.Files = l.files
+	for _, msg := range l.unknown {
+		c.warn(verdict.CodeConfigUnknownKey, msg)
+	}
 	if err != nil {
 		c.fatal, _ = verdict.AsError(err)
 		c.Mode = ModeConfigPath
@@ -237,6 +255,7 @@ func (c *Config) registry(l *loaded, o Options) {
 		}
 	}
 	c.pullPath(l)
+	c.layerFetch(l)
 	// containerd 2.1+'s transfer service hands config_path to its
 	// registry as one directory, so a colon list (the 2.x default among
 	// them) finds no host directory at all: containerd#12415 (fixes

@@ -65,6 +65,9 @@ type loaded struct {
 	// versionIgnored lists files whose plugin tables this containerd does
 	// not read (a version 3 file on containerd 1.x).
 	versionIgnored []string
+	// unknown are lint messages for keys outside the plugin tables that
+	// containerd does not know (unknownServerKeys).
+	unknown []string
 }
 
 // loadContainerd reads the main configuration file and its imports from
@@ -102,6 +105,7 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 		if err := toml.Unmarshal(data, &rf); err != nil {
 			return l, decodeError(cf.Path, err)
 		}
+		l.unknown = append(l.unknown, unknownServerKeys(cf.Path, data, rt)...)
 		cf.Version = rf.Version
 		if cf.Version == 0 {
 			cf.Version = 1

@@ -33,6 +33,9 @@ type Runtime struct {
 	// Assumed is true when no containerd binary with a version was found
 	// and containerd 2.0's rules were used to read the files.
 	Assumed bool `json:"assumed,omitempty"`
+	// Candidates are every version source found, the one used marked
+	// (applyVersionSources).
+	Candidates []VersionCandidate `json:"version_candidates,omitempty"`
 
 	major, minor int // -1 when unknown
 }

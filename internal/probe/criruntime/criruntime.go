@@ -51,3 +51,6 @@ func (c client) Pull(ctx context.Context, image string, creds *registry.Credenti
 }
 
 func (c client) Close() error { return c.c.Close() }
+
+// Version is the runtime's CRI Version answer ("containerd://2.2.9").
+func (c client) Version(ctx context.Context) (string, error) { return c.c.Version(ctx) }
