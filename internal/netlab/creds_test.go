@@ -8,14 +8,12 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,50 +64,13 @@ const (
 	pusherUser   = "pusher"
 )
 
-// gate is a registry that wants Basic credentials of its own htpasswd and
-// logs who presented what.
-type gate struct {
-	inner  http.Handler
-	users  map[string]string
-	realm  string
-	mu     sync.Mutex
-	logged []string
-}
+// gate is minireg.Gate with the lab's predicted credentials.
+type gate struct{ minireg.Gate }
 
-func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	u, p, ok := r.BasicAuth()
-	// containers/image answers a Basic challenge with an empty user and
-	// password when it has no credential: that is anonymous.
-	if ok && u != pusherUser && (u != "" || p != "") {
-		g.mu.Lock()
-		if !slices.Contains(g.logged, u) {
-			g.logged = append(g.logged, u)
-		}
-		g.mu.Unlock()
-	}
-	if !ok || g.users[u] == "" || g.users[u] != p {
-		w.Header().Set("WWW-Authenticate", `Basic realm="`+g.realm+`"`)
-		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-		return
-	}
-	g.inner.ServeHTTP(w, r)
-}
-
-// take returns the users logged since the last take ("anonymous" when none)
-// and clears the log.
-func (g *gate) take() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.logged) == 0 {
-		return "anonymous"
-	}
-	out := strings.Join(g.logged, ",")
-	g.logged = nil
-	return out
-}
+func (g *gate) take() string { return g.Take() }
 
 func (g *gate) accepts(c *keychain.Credential) bool {
-	return c != nil && g.users[c.Username] != "" && g.users[c.Username] == c.Password
+	return c != nil && g.Accepts(c.Username, c.Password)
 }
 
 type credRow struct {
@@ -248,15 +209,15 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "acr-user"} {
 		upUsers[u] = ent(u).Password
 	}
-	w.up = &gate{users: upUsers, realm: upstreamHost}
-	w.mirror = &gate{users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password,
-		"hdr-user": ent("hdr-user").Password, "k3s-user": ent("k3s-user").Password}, realm: mirrorHost}
+	w.up = &gate{minireg.Gate{Users: upUsers, Realm: upstreamHost, Quiet: pusherUser}}
+	w.mirror = &gate{minireg.Gate{Users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password,
+		"hdr-user": ent("hdr-user").Password, "k3s-user": ent("k3s-user").Password}, Realm: mirrorHost, Quiet: pusherUser}}
 	serve := func(g *gate, host, addr string) {
 		cert, err := ca.Issue(host)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+		g.Inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		ln, err := n.Listen("tcp", addr+":443")
 		if err != nil {
 			t.Fatal(err)
