@@ -320,6 +320,8 @@ type crInstance struct {
 	fb    keychain.Fallbacks
 	// pullPath is what runtimecfg decided, and why.
 	pullPath, pullWhy string
+	// config is the daemon's config.toml.
+	config string
 }
 
 // crKind is a containerd binary and the pull path asked of it.
@@ -415,7 +417,7 @@ func (w *credWorld) instance(ctx context.Context, t *testing.T, k crKind, varian
 	if len(notes) > 0 {
 		t.Errorf("runtime routing notes: %v", notes)
 	}
-	in := &crInstance{rt: rt, cri: c, fb: fb, pullPath: rc.PullPath, pullWhy: rc.PullPathReason}
+	in := &crInstance{rt: rt, cri: c, fb: fb, pullPath: rc.PullPath, pullWhy: rc.PullPathReason, config: cfgPath}
 	for _, h := range plan.Hosts {
 		in.plan = append(in.plan, keychain.PlanHost{Host: h.Host, Mirror: h.Mirror})
 	}
@@ -425,7 +427,7 @@ func (w *credWorld) instance(ctx context.Context, t *testing.T, k crKind, varian
 		case k.local:
 			in.label += " (local pull: use_local_image_pull)"
 		case rc.PullPath == runtimecfg.PullLocal:
-			in.label += " (local pull, forced by the config)"
+			in.label += " (local pull: forced by registry.configs)"
 		default:
 			in.label += " (transfer service)"
 		}
@@ -500,7 +502,7 @@ func TestCredentialRouting(t *testing.T) {
 					in = w.instance(ctx, t, *run.kind, row.variant)
 					rt, label, hosts, fb = in.rt, in.label, in.plan, in.fb
 				}
-				first := run.kind != nil && run.kind.name == "1.6" && row.variant == ""
+				first := run.kind != nil && run.kind.name == "1.6"
 				pulled := false
 				for i, cred := range attempts {
 					w.take()
@@ -567,7 +569,20 @@ func TestCredentialRouting(t *testing.T) {
 					}
 				}
 				if first && len(row.providers) == 0 && len(kube.ServiceAccountSecrets) == 0 && row.serverAddress == "" {
-					w.checkProbe(ctx, t, bin, row, image, plan, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
+					// The probe reads the node's /etc/containerd/config.toml:
+					// for a variant row, this daemon's.
+					if row.variant != "" {
+						b, err := os.ReadFile(in.config)
+						if err != nil {
+							t.Fatal(err)
+						}
+						node := filepath.Join(w.root, "etc/containerd/config.toml")
+						if err := os.WriteFile(node, b, 0o600); err != nil {
+							t.Fatal(err)
+						}
+						defer os.Remove(node)
+					}
+					w.checkProbe(ctx, t, bin, row, image, in, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
 				}
 			}
 		})
@@ -582,12 +597,14 @@ func TestCredentialRouting(t *testing.T) {
 }
 
 // checkProbe runs `pullpath probe --pull-secret` on the node for a row of
-// pod pull secrets: each plan host's credential must be the one containerd
+// pod pull secrets (or none, for the rows of the runtime's own
+// credentials; the node's config.toml is then the row's daemon's): each
+// plan host's credential must be the one containerd
 // was seen to receive on the kubelet's first attempt, the probe must
 // present every host what containerd presented it over the kubelet's
 // attempts, its verdict must be the kubelet's, and no password may appear
 // in its output.
-func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, plan []keychain.Host, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
+func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, in *crInstance, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
 	t.Helper()
 	auths := map[string]map[string]string{}
 	var passwords []string
@@ -602,13 +619,17 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	if err := os.WriteFile(f, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	args := []string{"probe", image, "--root", w.root, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s"}
+	if len(auths) > 0 {
+		args = append(args, "--pull-secret", f)
+	}
 	w.take()
-	cmd := w.n.Node.Command(ctx, bin, "probe", image, "--root", w.root, "--pull-secret", f, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s")
+	cmd := w.n.Node.Command(ctx, bin, args...)
 	out, _ := cmd.Output()
 	logged := w.take()
-	for _, pw := range passwords {
+	for _, pw := range append(passwords, "-Zq81") {
 		if strings.Contains(string(out), pw) {
-			t.Errorf("probe output shows a password of the pull secret")
+			t.Errorf("probe output shows a password")
 		}
 	}
 	var rep struct {
@@ -624,7 +645,7 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("probe output is not a report: %v", err)
 	}
-	routes := keychain.Route(keychain.Containerd16, upstreamHost, "", plan, attempts[0], keychain.Fallbacks{})
+	routes := keychain.Route(in.rt, upstreamHost, "", in.plan, attempts[0], in.fb)
 	for _, r := range routes {
 		var got string
 		for _, h := range rep.Plan {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
 )
 
@@ -50,4 +51,23 @@ func RuntimeRouting(c *runtimecfg.Config, root string, hosts []nodeview.Registry
 		}
 	}
 	return rt, fb, notes
+}
+
+// configAuthCreds is what containerd presents host when the kubelet's
+// request carries no AuthConfig: the host's registry.configs auth of
+// config.toml (RuntimeRouting), nil when there is none. The probe holds it
+// from then on, so the report redacts it.
+func (p *prober) configAuthCreds(host string) *registry.Credentials {
+	if p.rep.RuntimeConfig == nil || p.rep.RuntimeConfig.Config == nil {
+		return nil
+	}
+	auths, _ := p.rep.RuntimeConfig.ConfigAuths()
+	a, ok := auths[host]
+	if !ok {
+		return nil
+	}
+	c := keychain.ConfigAuthCredential(host, a.Source, a.Username, a.Password, a.IdentityToken)
+	rc := &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}
+	p.mirrorCreds = append(p.mirrorCreds, rc)
+	return rc
 }
