@@ -33,13 +33,39 @@ func (h PlanHost) IsMirror() bool { return h.Mirror }
 type Runtime string
 
 const (
-	// Containerd16 is containerd 1.6's CRI plugin. 2.x keeps ParseAuth
-	// but pulls through the transfer service since 2.1; it is not
-	// measured here.
+	// Containerd16 is containerd 1.x's CRI plugin (1.6, 1.7): the CRI
+	// plugin's own pull (pkg/cri/server/image_pull.go).
 	Containerd16 Runtime = "containerd-1.6"
+	// Containerd2Local is containerd 2.x's CRI plugin pulling itself
+	// (2.0, or 2.1+ with a setting that forces the local pull:
+	// use_local_image_pull, registry.configs, ...;
+	// internal/cri/config CheckLocalImagePullConfigs).
+	Containerd2Local Runtime = "containerd-2-local"
+	// Containerd2Transfer is containerd 2.1+'s CRI pull through the
+	// transfer service (the default when nothing forces the local pull).
+	Containerd2Transfer Runtime = "containerd-2-transfer"
 	// ContainersImage is containers/image (CRI-O, podman, skopeo).
 	ContainersImage Runtime = "containers-image"
 )
+
+// Containerd returns the Runtime of containerd major.minor pulling on
+// pullPath ("transfer" or "local", as internal/runtimecfg decides it;
+// before 2.1 only the local pull exists).
+func Containerd(major, minor int, pullPath string) Runtime {
+	switch {
+	case major < 2:
+		return Containerd16
+	case pullPath == "transfer" && (major > 2 || minor >= 1):
+		return Containerd2Transfer
+	default:
+		return Containerd2Local
+	}
+}
+
+// IsContainerd reports whether rt is one of containerd's rules.
+func (rt Runtime) IsContainerd() bool {
+	return rt == Containerd16 || rt == Containerd2Local || rt == Containerd2Transfer
+}
 
 // Routed is the credential one host of the plan receives for one pull.
 type Routed struct {
@@ -73,6 +99,9 @@ type Fallbacks struct {
 	// (server/image_pull.go), as a Keyring-free map of its keys.
 	AuthFile     map[string]Entry
 	AuthFileName string
+	// Headers are containerd's hosts.toml [host."…".header] credentials
+	// (an Authorization header), by host: see HeaderCredential.
+	Headers map[string]Credential
 }
 
 // Route returns, for each host of the plan, the credential the runtime
@@ -83,8 +112,8 @@ func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb F
 	for _, h := range hosts {
 		r := Routed{Host: h.HostPort(), Mirror: h.IsMirror()}
 		switch rt {
-		case Containerd16:
-			r.Credential, r.Why = containerd16(h.HostPort(), cred, fb)
+		case Containerd16, Containerd2Local, Containerd2Transfer:
+			r.Credential, r.Why = containerdRoute(rt, h.HostPort(), cred, fb)
 		case ContainersImage:
 			r.Credential, r.Why = containersImage(h, domain, repo, cred, fb)
 		default:
@@ -95,25 +124,54 @@ func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb F
 	return out
 }
 
-// containerd16 is containerd 1.6's rule (pkg/cri/server/image_pull.go:
-// registryHosts builds a credentials callback per host; when the CRI
-// request has an AuthConfig it is used for every host, through ParseAuth,
-// which drops it only when ServerAddress is set and its URL's host is not
-// the host asking; without one, the host's
-// registry.configs."<host>".auth from config.toml).
-func containerd16(host string, cred *Credential, fb Fallbacks) (*Credential, string) {
+// containerdRoute is containerd's rule, the same on 1.6 and on both of
+// 2.x's pull paths:
+//
+//   - 1.6: pkg/cri/server/image_pull.go PullImage builds one credentials
+//     callback for the pull (the request's AuthConfig, else
+//     registry.configs."<host>".auth of config.toml) and registryHosts
+//     (config_path: remotes/docker/config ConfigureHosts) hands it to the
+//     authorizer of every host, mirrors included, through ParseAuth.
+//   - 2.x, local pull: internal/cri/server/images/image_pull.go
+//     GRPCCRIImageService.PullImage builds the same callback and
+//     pullImageWithLocalPull passes it to registryHosts, as 1.6 does.
+//   - 2.1+, transfer service: pullImageWithTransferService wraps the same
+//     callback in newCRICredentials; core/transfer/registry NewOCIRegistry
+//     calls its GetCredentials(ref, host) from ConfigureHosts' per-host
+//     authorizer, so every host is asked with its own name, mirrors
+//     included, again through ParseAuth.
+//
+// ParseAuth drops the AuthConfig only when ServerAddress is set and its
+// URL's host is not the host asking. On top of that, a hosts.toml
+// [host."…".header] Authorization goes on every request to that host
+// (ConfigureHosts: RegistryHost.Header), and the authorizer replaces it
+// only once the host has answered 401 (remotes/docker/authorizer.go
+// Authorize sets Authorization only when a handler exists for the host):
+// a host that accepts the header is never shown the CRI credential.
+// TestCredentialRouting measures all three on containerd 1.6 and 2.2.
+func containerdRoute(rt Runtime, host string, cred *Credential, fb Fallbacks) (*Credential, string) {
+	rule := "containerd 1.6's ParseAuth (pkg/cri/server/image_pull.go)"
+	switch rt {
+	case Containerd2Local:
+		rule = "containerd 2.x's local pull and ParseAuth (internal/cri/server/images/image_pull.go registryHosts)"
+	case Containerd2Transfer:
+		rule = "containerd 2.x's transfer service, which asks the CRI callback and ParseAuth per host (image_pull.go newCRICredentials, core/transfer/registry)"
+	}
+	if c, ok := fb.Headers[host]; ok {
+		return &c, "hosts.toml sends its Authorization header on every request to this host; containerd replaces it with the pull's credential only if the host answers 401 (remotes/docker ConfigureHosts, authorizer.go)"
+	}
 	if cred != nil {
 		if cred.ServerAddress != "" {
 			u, err := url.Parse(cred.ServerAddress)
 			if err != nil || u.Host != host {
-				return nil, fmt.Sprintf("anonymous, because the AuthConfig's server_address %q names another host and containerd's ParseAuth gives it only to that host (a server address without a scheme names no host at all)", cred.ServerAddress)
+				return nil, fmt.Sprintf("anonymous, because the AuthConfig's server_address %q names another host and %s gives it only to that host (a server address without a scheme names no host at all)", cred.ServerAddress, rule)
 			}
-			return cred, "the AuthConfig's server_address names this host (containerd ParseAuth)"
+			return cred, "the AuthConfig's server_address names this host (" + rule + ")"
 		}
-		return cred, "the kubelet's AuthConfig has an empty server_address, and containerd 1.6's ParseAuth then gives it to every host of the pull, mirrors included (pkg/cri/server/image_pull.go)"
+		return cred, "the kubelet's AuthConfig has an empty server_address, and " + rule + " then gives it to every host of the pull, mirrors included"
 	}
 	if c, ok := fb.ConfigAuth[host]; ok {
-		return &c, "the kubelet sent no AuthConfig, so containerd uses registry.configs.\"" + host + "\".auth of config.toml (pkg/cri/server/image_pull.go registryHosts)"
+		return &c, "the kubelet sent no AuthConfig, so containerd uses registry.configs.\"" + host + "\".auth of config.toml (" + rule + ")"
 	}
 	return nil, "anonymous, because the kubelet sent no AuthConfig and config.toml has no registry.configs.\"" + host + "\".auth"
 }

@@ -8,14 +8,12 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +24,9 @@ import (
 	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/redact"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 )
 
 // Issue 22's lab: which host of the plan receives which credential, as
@@ -34,21 +34,29 @@ import (
 //
 // Two registries in the registry namespace, each with its own htpasswd: the
 // upstream registry.lab.test (every row's users) and its mirror
-// mirror.lab.test (only "mirror-user"). Each logs the user of every request
+// mirror.lab.test (only its own users). Each logs the user of every request
 // that carries Basic credentials. The node's hosts.toml puts the mirror
 // before the upstream. For each row the kubelet's keychain gives the CRI
 // AuthConfigs the kubelet would send; each is one pull, as the kubelet
 // makes them, stopping at the first that works:
 //
-//   - containerd 1.6 (Debian's, through CRI PullImage) with the AuthConfig;
+//   - containerd through CRI PullImage with the AuthConfig: Debian's 1.6,
+//     and 2.2.9 (PULLPATH_CONTAINERD2) twice, through the transfer service
+//     (its default) and with use_local_image_pull (the CRI plugin's own
+//     pull). The rule each is predicted with comes from the node root as
+//     the probe reads it: runtimecfg's version and pull path, and
+//     probe.RuntimeRouting's hosts.toml headers and config.toml auths;
 //   - containers/image (skopeo copy) with the credential as CRI-O hands it
 //     over (--src-creds) and the row's node auth file as CRI-O's
 //     global_auth_file (--src-authfile), a mirror in registries.conf.
 //
 // For every host the runtime contacted, the credential keychain.Route
 // predicts must be the one the registry logged; a host after the one that
-// served the pull must have logged nothing. containerd 2.x is not covered
-// here (issue 21 adds its build).
+// served the pull must have logged nothing. Three rows change the node's
+// containerd configuration instead of the kubelet's secrets: a hosts.toml
+// Authorization header on the mirror, and k3s's
+// registry.configs."mirror.lab.test".auth with and without a pull secret
+// (on 2.2.9 registry.configs forces the local pull, as runtimecfg says).
 
 const (
 	upstreamHost = "registry.lab.test"
@@ -56,50 +64,13 @@ const (
 	pusherUser   = "pusher"
 )
 
-// gate is a registry that wants Basic credentials of its own htpasswd and
-// logs who presented what.
-type gate struct {
-	inner  http.Handler
-	users  map[string]string
-	realm  string
-	mu     sync.Mutex
-	logged []string
-}
+// gate is minireg.Gate with the lab's predicted credentials.
+type gate struct{ minireg.Gate }
 
-func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	u, p, ok := r.BasicAuth()
-	// containers/image answers a Basic challenge with an empty user and
-	// password when it has no credential: that is anonymous.
-	if ok && u != pusherUser && (u != "" || p != "") {
-		g.mu.Lock()
-		if !slices.Contains(g.logged, u) {
-			g.logged = append(g.logged, u)
-		}
-		g.mu.Unlock()
-	}
-	if !ok || g.users[u] == "" || g.users[u] != p {
-		w.Header().Set("WWW-Authenticate", `Basic realm="`+g.realm+`"`)
-		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
-		return
-	}
-	g.inner.ServeHTTP(w, r)
-}
-
-// take returns the users logged since the last take ("anonymous" when none)
-// and clears the log.
-func (g *gate) take() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.logged) == 0 {
-		return "anonymous"
-	}
-	out := strings.Join(g.logged, ",")
-	g.logged = nil
-	return out
-}
+func (g *gate) take() string { return g.Take() }
 
 func (g *gate) accepts(c *keychain.Credential) bool {
-	return c != nil && g.users[c.Username] != "" && g.users[c.Username] == c.Password
+	return c != nil && g.Accepts(c.Username, c.Password)
 }
 
 type credRow struct {
@@ -119,7 +90,17 @@ type credRow struct {
 	// never does, the row checks containerd's ParseAuth rule for it (CRI
 	// only; skopeo has no such field).
 	serverAddress string
+	// variant is the node's containerd configuration for the row (CRI
+	// only): "" the plain certs.d, variantHeader a hosts.toml whose mirror
+	// entry carries an Authorization header, variantConfigAuth
+	// registry.configs."mirror.lab.test".auth in config.toml (k3s).
+	variant string
 }
+
+const (
+	variantHeader     = "hosts.toml header"
+	variantConfigAuth = "config.toml auth"
+)
 
 func ent(user string) keychain.Entry {
 	return keychain.Entry{Username: user, Password: "pw-" + user + "-Zq81"}
@@ -181,6 +162,14 @@ func credRows() []credRow {
 		{name: "service account secret alone (pod created without any)", image: "team-a/app:1",
 			kube:       keychain.Kubelet{ServiceAccountSecrets: []keychain.Secret{secret("sa", map[string]keychain.Entry{upstreamHost: ent("sa-user")})}},
 			wantPulled: true},
+		{name: "hosts.toml Authorization header on the mirror, pod secret for the upstream", image: "team-a/app:1", variant: variantHeader,
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			wantPulled: true},
+		{name: "k3s configs.auth for the mirror, no pull secret", image: "team-a/app:1", variant: variantConfigAuth,
+			wantPulled: true},
+		{name: "k3s configs.auth for the mirror, pod secret for the upstream", image: "team-a/app:1", variant: variantConfigAuth,
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			wantPulled: true},
 	}
 }
 
@@ -203,8 +192,9 @@ type credWorld struct {
 	n                *netlab.Net
 	up, mirror       *gate
 	root, etc, certs string
-	cri              *cri.Client
-	cd               *netlab.Containerd
+	instances        map[string]*crInstance
+	// top is the test the daemons live as long as.
+	top *testing.T
 }
 
 func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
@@ -214,19 +204,20 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &credWorld{n: n}
+	w := &credWorld{n: n, instances: map[string]*crInstance{}, top: t}
 	upUsers := map[string]string{pusherUser: "push-pw"}
 	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "acr-user"} {
 		upUsers[u] = ent(u).Password
 	}
-	w.up = &gate{users: upUsers, realm: upstreamHost}
-	w.mirror = &gate{users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password}, realm: mirrorHost}
+	w.up = &gate{minireg.Gate{Users: upUsers, Realm: upstreamHost, Quiet: pusherUser}}
+	w.mirror = &gate{minireg.Gate{Users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password,
+		"hdr-user": ent("hdr-user").Password, "k3s-user": ent("k3s-user").Password}, Realm: mirrorHost, Quiet: pusherUser}}
 	serve := func(g *gate, host, addr string) {
 		cert, err := ca.Issue(host)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+		g.Inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 		ln, err := n.Listen("tcp", addr+":443")
 		if err != nil {
 			t.Fatal(err)
@@ -260,20 +251,14 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 		"etc/ssl/certs/ca-certificates.crt": string(ca.PEM),
 		"etc/containerd/certs.d/" + upstreamHost + "/hosts.toml": fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n",
 			"https://"+upstreamHost, "https://"+mirrorHost),
+		// The header variant's certs.d: the mirror entry carries an
+		// Authorization header of its own user.
+		"etc/containerd/certs-hdr.d/" + upstreamHost + "/hosts.toml": fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  [host.%q.header]\n    Authorization = %q\n",
+			"https://"+upstreamHost, "https://"+mirrorHost, "https://"+mirrorHost, "Basic "+base64.StdEncoding.EncodeToString([]byte("hdr-user:"+ent("hdr-user").Password))),
 		"certs/ca.crt":                   string(ca.PEM),
 		"etc/containers/registries.conf": fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", upstreamHost, mirrorHost),
 		"etc/containers/policy.json":     `{"default":[{"type":"insecureAcceptAnything"}]}`,
 	})
-	w.cd, err = netlab.StartContainerd(ctx, n.Node, filepath.Join(n.Dir, "containerd-node"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.cd.Stop)
-	w.cri, err = cri.Dial(ctx, w.cd.Socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.cri.Close() })
 	return w
 }
 
@@ -323,14 +308,156 @@ func (w *credWorld) skopeoPull(ctx context.Context, t *testing.T, image string, 
 	return nil
 }
 
+// crInstance is one containerd of the lab with one configuration: its
+// CRI client and the credential rule the probe's glue derives for it from
+// the node root (runtimecfg's version and pull path, the plan's hosts.toml
+// headers, config.toml's registry.configs auth).
+type crInstance struct {
+	label string // "containerd 1.6.20~ds1", "containerd 2.2.9 (transfer)"
+	rt    keychain.Runtime
+	cri   *cri.Client
+	plan  []keychain.Host
+	fb    keychain.Fallbacks
+	// pullPath is what runtimecfg decided, and why.
+	pullPath, pullWhy string
+	// config is the daemon's config.toml.
+	config string
+}
+
+// crKind is a containerd binary and the pull path asked of it.
+type crKind struct {
+	name  string // "1.6", "2.x-transfer", "2.x-local"
+	bin   string
+	local bool // force the local pull (2.x)
+}
+
+func crKinds(t *testing.T) []crKind {
+	var out []crKind
+	if p, err := exec.LookPath("containerd"); err == nil {
+		out = append(out, crKind{name: "1.6", bin: p})
+	}
+	if p := os.Getenv("PULLPATH_CONTAINERD2"); p != "" {
+		out = append(out, crKind{name: "2.x-transfer", bin: p}, crKind{name: "2.x-local", bin: p, local: true})
+	} else {
+		t.Log("PULLPATH_CONTAINERD2 is not set (export PULLPATH_CONTAINERD2=$(sh tools/containerd2/build.sh)/containerd): the containerd 2.x rows are not run")
+	}
+	return out
+}
+
+// credConfig is the config.toml of one lab containerd: netlab's (root,
+// state, socket under dir) with the registry table of the variant, in
+// configuration version 2 (1.6, and 2.x's transfer pull) or 3 with
+// use_local_image_pull (2.x's local pull).
+func credConfig(dir string, k crKind, variant string) string {
+	certs := "/etc/containerd/certs.d"
+	if variant == variantHeader {
+		certs = "/etc/containerd/certs-hdr.d"
+	}
+	auth := ""
+	if !k.local {
+		cfg := strings.Replace(netlab.ContainerdConfig(dir), `config_path = "/etc/containerd/certs.d"`, fmt.Sprintf("config_path = %q", certs), 1)
+		if variant == variantConfigAuth {
+			auth = fmt.Sprintf("\n[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.%q.auth]\n  username = \"k3s-user\"\n  password = %q\n", mirrorHost, ent("k3s-user").Password)
+		}
+		return cfg + auth
+	}
+	if variant == variantConfigAuth {
+		auth = fmt.Sprintf("[plugins.\"io.containerd.cri.v1.images\".registry.configs.%q.auth]\n  username = \"k3s-user\"\n  password = %q\n", mirrorHost, ent("k3s-user").Password)
+	}
+	return rcBase(dir, 3, "") + fmt.Sprintf("[plugins.\"io.containerd.cri.v1.images\"]\n  use_local_image_pull = true\n[plugins.\"io.containerd.cri.v1.images\".registry]\n  config_path = %q\n", certs) + auth
+}
+
+// instance starts (once) the containerd of kind k with the variant's
+// configuration, written under the node root, and derives its credential
+// rule with runtimecfg and probe.RuntimeRouting, as the probe does.
+func (w *credWorld) instance(ctx context.Context, t *testing.T, k crKind, variant string) *crInstance {
+	key := k.name
+	if variant != "" {
+		key += "/" + variant
+	}
+	if in, ok := w.instances[key]; ok {
+		return in
+	}
+	name := strings.NewReplacer("/", "-", ".", "", " ", "-").Replace("cd-" + key)
+	dir := filepath.Join(w.n.Dir, name)
+	nodeCfg := "/etc/containerd/" + name + ".toml"
+	cfgPath := filepath.Join(w.root, nodeCfg)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte(credConfig(dir, k, variant)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cd, err := netlab.StartContainerdWith(ctx, w.n.Node, dir, k.bin, cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.top.Cleanup(cd.Stop)
+	c, err := cri.Dial(ctx, cd.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.top.Cleanup(func() { c.Close() })
+	// The node root as the probe reads it: this daemon's version and
+	// config file.
+	version, _, _ := strings.Cut(cd.Version, "~")
+	rc, err := runtimecfg.Load(w.root, nodeview.RuntimeBinary{Path: "/usr/bin/containerd", ModuleVersion: "v" + strings.TrimPrefix(version, "v"), ConfigFlag: nodeCfg}, runtimecfg.Options{})
+	if err != nil {
+		t.Fatalf("runtimecfg: %v", err)
+	}
+	view, err := nodeview.Load(w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := rc.Plan(ctx, view, upstreamHost, false)
+	if err != nil {
+		t.Fatalf("runtimecfg plan: %v", err)
+	}
+	rt, fb, notes := probe.RuntimeRouting(rc, w.root, plan.Hosts)
+	if len(notes) > 0 {
+		t.Errorf("runtime routing notes: %v", notes)
+	}
+	in := &crInstance{rt: rt, cri: c, fb: fb, pullPath: rc.PullPath, pullWhy: rc.PullPathReason, config: cfgPath}
+	for _, h := range plan.Hosts {
+		in.plan = append(in.plan, keychain.PlanHost{Host: h.Host, Mirror: h.Mirror})
+	}
+	in.label = "containerd " + strings.TrimSuffix(cd.Version, "+unknown")
+	if rc.Runtime.AtLeast(2, 1) {
+		switch {
+		case k.local:
+			in.label += " (local pull: use_local_image_pull)"
+		case rc.PullPath == runtimecfg.PullLocal:
+			in.label += " (local pull: forced by registry.configs)"
+		default:
+			in.label += " (transfer service)"
+		}
+	}
+	if variant != "" {
+		in.label += ", " + variant
+	}
+	// The decision runtimecfg models is the one asked for.
+	switch {
+	case k.name == "2.x-local" && rt != keychain.Containerd2Local,
+		k.name == "2.x-transfer" && variant != variantConfigAuth && rt != keychain.Containerd2Transfer,
+		k.name == "2.x-transfer" && variant == variantConfigAuth && rt != keychain.Containerd2Local:
+		t.Errorf("%s: runtimecfg decided pull path %q (%s), rule %s", key, rc.PullPath, rc.PullPathReason, rt)
+	}
+	if len(in.plan) != 2 || !in.plan[0].IsMirror() || in.plan[0].HostPort() != mirrorHost {
+		t.Fatalf("%s: plan %+v, want the mirror then the upstream", key, in.plan)
+	}
+	w.instances[key] = in
+	return in
+}
+
 // TestCredentialRouting is issue 22's proof: for every row, runtime and
 // host, the credential keychain predicts is the one the registry logged.
 func TestCredentialRouting(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	w := startCredWorld(t, ctx)
 	bin := buildPullpath(t)
 	_, skopeoErr := exec.LookPath("skopeo")
+	kinds := crKinds(t)
 	plan := []keychain.Host{keychain.PlanHost{Host: mirrorHost, Mirror: true}, keychain.PlanHost{Host: upstreamHost}}
 	var table []string
 	for _, row := range credRows() {
@@ -351,21 +478,36 @@ func TestCredentialRouting(t *testing.T) {
 			} else if res.Anonymous == "" {
 				t.Errorf("no credential and no reason")
 			}
-			// What each registry logged over containerd's attempts.
+			// What each registry logged over containerd 1.6's attempts.
 			var upstreamUsers, mirrorUsers []string
-			for _, rt := range []keychain.Runtime{keychain.Containerd16, keychain.ContainersImage} {
-				if rt == keychain.ContainersImage && row.serverAddress != "" {
-					continue
+			type runner struct {
+				kind   *crKind
+				skopeo bool
+			}
+			var runners []runner
+			for i := range kinds {
+				runners = append(runners, runner{kind: &kinds[i]})
+			}
+			switch {
+			case row.serverAddress != "" || row.variant != "":
+			case skopeoErr != nil:
+				t.Logf("containers/image rows skipped: no skopeo on PATH (apt-get install skopeo)")
+			default:
+				runners = append(runners, runner{skopeo: true})
+			}
+			for _, run := range runners {
+				rt, label, hosts, fb := keychain.ContainersImage, "containers/image (skopeo)", plan, keychain.Fallbacks{AuthFile: row.authFile, AuthFileName: "global_auth_file"}
+				var in *crInstance
+				if !run.skopeo {
+					in = w.instance(ctx, t, *run.kind, row.variant)
+					rt, label, hosts, fb = in.rt, in.label, in.plan, in.fb
 				}
-				if rt == keychain.ContainersImage && skopeoErr != nil {
-					t.Logf("containers/image rows skipped: no skopeo on PATH (apt-get install skopeo)")
-					continue
-				}
+				first := run.kind != nil && run.kind.name == "1.6"
 				pulled := false
 				for i, cred := range attempts {
 					w.take()
 					var err error
-					if rt == keychain.Containerd16 {
+					if in != nil {
 						var auth *cri.AuthConfig
 						if cred != nil {
 							// What the kubelet sends: kuberuntime_image.go copies
@@ -373,18 +515,18 @@ func TestCredentialRouting(t *testing.T) {
 							// never sets it.
 							auth = &cri.AuthConfig{Username: cred.Username, Password: cred.Password, ServerAddress: cred.ServerAddress}
 						}
-						_, err = w.cri.Pull(ctx, image, auth)
+						_, err = in.cri.Pull(ctx, image, auth)
 					} else {
 						err = w.skopeoPull(ctx, t, image, cred, row.authFile, t.TempDir())
 					}
 					logged := w.take()
-					if rt == keychain.Containerd16 && logged[upstreamHost] != "anonymous" && !slices.Contains(upstreamUsers, logged[upstreamHost]) {
+					if first && logged[upstreamHost] != "anonymous" && !slices.Contains(upstreamUsers, logged[upstreamHost]) {
 						upstreamUsers = append(upstreamUsers, logged[upstreamHost])
 					}
-					if rt == keychain.Containerd16 && logged[mirrorHost] != "anonymous" && !slices.Contains(mirrorUsers, logged[mirrorHost]) {
+					if first && logged[mirrorHost] != "anonymous" && !slices.Contains(mirrorUsers, logged[mirrorHost]) {
 						mirrorUsers = append(mirrorUsers, logged[mirrorHost])
 					}
-					routes := keychain.Route(rt, upstreamHost, repo, plan, cred, keychain.Fallbacks{AuthFile: row.authFile, AuthFileName: "global_auth_file"})
+					routes := keychain.Route(rt, upstreamHost, repo, hosts, cred, fb)
 					served := false
 					for _, r := range routes {
 						want := "anonymous"
@@ -395,56 +537,74 @@ func TestCredentialRouting(t *testing.T) {
 						if served {
 							// The pull was served by an earlier host.
 							if got != "anonymous" {
-								t.Errorf("%s attempt %d: %s was presented %q after an earlier host served the pull", rt, i+1, r.Host, got)
+								t.Errorf("%s attempt %d: %s was presented %q after an earlier host served the pull", label, i+1, r.Host, got)
 							}
-							table = append(table, fmt.Sprintf("| %s | %s | %d | %s | (not contacted) | %s |", row.name, rt, i+1, r.Host, got))
+							table = append(table, fmt.Sprintf("| %s | %s | %d | %s | (not contacted) | %s |", row.name, label, i+1, r.Host, got))
 							continue
 						}
 						if got != want {
-							t.Errorf("%s attempt %d: %s logged %q, keychain predicted %q (%s)", rt, i+1, r.Host, got, want, r.Why)
+							t.Errorf("%s attempt %d: %s logged %q, keychain predicted %q (%s)", label, i+1, r.Host, got, want, r.Why)
 						}
-						table = append(table, fmt.Sprintf("| %s | %s | %d | %s | %s | %s |", row.name, rt, i+1, r.Host, name(r), got))
+						table = append(table, fmt.Sprintf("| %s | %s | %d | %s | %s | %s |", row.name, label, i+1, r.Host, name(r), got))
 						served = w.gate(r.Host).accepts(r.Credential)
 					}
 					if err == nil {
 						pulled = true
 						if !served {
-							t.Errorf("%s attempt %d pulled, but no host of the plan accepts the predicted credential", rt, i+1)
+							t.Errorf("%s attempt %d pulled, but no host of the plan accepts the predicted credential", label, i+1)
 						}
 						break
 					}
 					if served {
-						t.Errorf("%s attempt %d failed although a host accepted the credential: %v", rt, i+1, err)
+						t.Errorf("%s attempt %d failed although a host accepted the credential: %v", label, i+1, err)
 					}
 				}
 				if pulled != row.wantPulled {
-					t.Errorf("%s: pulled %v, want %v", rt, pulled, row.wantPulled)
+					t.Errorf("%s: pulled %v, want %v", label, pulled, row.wantPulled)
 				}
-				if rt == keychain.Containerd16 && pulled {
+				if in != nil && pulled {
 					// The next row pulls again: drop the image.
-					if err := w.cri.Remove(ctx, image); err != nil {
+					if err := in.cri.Remove(ctx, image); err != nil {
 						t.Fatalf("removing %s: %v", image, err)
 					}
 				}
-				if rt == keychain.Containerd16 && len(row.providers) == 0 && len(kube.ServiceAccountSecrets) == 0 && row.serverAddress == "" {
-					w.checkProbe(ctx, t, bin, row, image, plan, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
+				if first && len(row.providers) == 0 && len(kube.ServiceAccountSecrets) == 0 && row.serverAddress == "" {
+					// The probe reads the node's /etc/containerd/config.toml:
+					// for a variant row, this daemon's.
+					if row.variant != "" {
+						b, err := os.ReadFile(in.config)
+						if err != nil {
+							t.Fatal(err)
+						}
+						node := filepath.Join(w.root, "etc/containerd/config.toml")
+						if err := os.WriteFile(node, b, 0o600); err != nil {
+							t.Fatal(err)
+						}
+						defer os.Remove(node)
+					}
+					w.checkProbe(ctx, t, bin, row, image, in, attempts, map[string][]string{upstreamHost: upstreamUsers, mirrorHost: mirrorUsers}, pulled)
 				}
 			}
 		})
 	}
-	t.Logf("containerd %s; rows (row | runtime | attempt | host | predicted | logged):\n%s", w.cd.Version, strings.Join(table, "\n"))
+	for _, in := range w.instances {
+		t.Logf("%s: rule %s, pull path %q (%s)", in.label, in.rt, in.pullPath, in.pullWhy)
+	}
+	t.Logf("rows (row | runtime | attempt | host | predicted | logged):\n%s", strings.Join(table, "\n"))
 	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
 		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
 	}
 }
 
 // checkProbe runs `pullpath probe --pull-secret` on the node for a row of
-// pod pull secrets: each plan host's credential must be the one containerd
+// pod pull secrets (or none, for the rows of the runtime's own
+// credentials; the node's config.toml is then the row's daemon's): each
+// plan host's credential must be the one containerd
 // was seen to receive on the kubelet's first attempt, the probe must
 // present every host what containerd presented it over the kubelet's
 // attempts, its verdict must be the kubelet's, and no password may appear
 // in its output.
-func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, plan []keychain.Host, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
+func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, row credRow, image string, in *crInstance, attempts []*keychain.Credential, nodeUsers map[string][]string, pulled bool) {
 	t.Helper()
 	auths := map[string]map[string]string{}
 	var passwords []string
@@ -459,13 +619,17 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	if err := os.WriteFile(f, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	args := []string{"probe", image, "--root", w.root, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s"}
+	if len(auths) > 0 {
+		args = append(args, "--pull-secret", f)
+	}
 	w.take()
-	cmd := w.n.Node.Command(ctx, bin, "probe", image, "--root", w.root, "--pull-secret", f, "-o", "json", "--blobs", "none", "--timeout", "3s", "--deadline", "60s")
+	cmd := w.n.Node.Command(ctx, bin, args...)
 	out, _ := cmd.Output()
 	logged := w.take()
-	for _, pw := range passwords {
+	for _, pw := range append(passwords, "-Zq81") {
 		if strings.Contains(string(out), pw) {
-			t.Errorf("probe output shows a password of the pull secret")
+			t.Errorf("probe output shows a password")
 		}
 	}
 	var rep struct {
@@ -481,7 +645,7 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("probe output is not a report: %v", err)
 	}
-	routes := keychain.Route(keychain.Containerd16, upstreamHost, "", plan, attempts[0], keychain.Fallbacks{})
+	routes := keychain.Route(in.rt, upstreamHost, "", in.plan, attempts[0], in.fb)
 	for _, r := range routes {
 		var got string
 		for _, h := range rep.Plan {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"net/http"
 	"strconv"
 
@@ -164,15 +165,23 @@ func (x planHost) IsMirror() bool   { return x.h.Mirror }
 
 // routeCredentials writes, for each host of the plan, the credential the
 // node's runtime presents there for the kubelet's first attempt
-// (keychain.Route with containerd 1.6's rule: the plan is containerd's),
-// and warns about a mirror asked anonymously although the registry has a
+// (keychain.Route with the rule of the node's containerd version and pull
+// path, and its own credentials: RuntimeRouting), and warns about a mirror asked anonymously although the registry has a
 // credential.
 func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo string, a attempt) {
 	var in []keychain.Host
 	for _, h := range hosts {
 		in = append(in, planHost{h})
 	}
-	routes := keychain.Route(keychain.Containerd16, domain, repo, in, a.cred, keychain.Fallbacks{})
+	var cfg *runtimecfg.Config
+	if p.rep.RuntimeConfig != nil {
+		cfg = p.rep.RuntimeConfig.Config
+	}
+	rt, fb, notes := RuntimeRouting(cfg, p.o.Root, hosts)
+	for _, n := range notes {
+		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeConfigAuthUnreadable, Message: n})
+	}
+	routes := keychain.Route(rt, domain, repo, in, a.cred, fb)
 	for i := range p.rep.Plan {
 		if i >= len(routes) {
 			break
@@ -188,7 +197,7 @@ func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo st
 		}
 		p.rep.Plan[i].Credential = rt.Presented() + " (" + rt.Why + ")"
 	}
-	for _, n := range keychain.MirrorAnonymous(routes) {
+	for _, n := range append(keychain.MirrorAnonymous(routes), keychain.HeaderNotes(routes, a.cred)...) {
 		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: n.Code, Message: n.Message})
 	}
 }

@@ -371,6 +371,13 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if pl.host.Mirror && pl.host.Host != domain && !toMirrors {
 			hostCreds = pl.mirrorCreds
 		}
+		if creds.Anonymous() {
+			// No AuthConfig: containerd uses config.toml's
+			// registry.configs."<host>".auth (k3s, Bottlerocket).
+			if c := p.configAuthCreds(pl.host.Host); c != nil {
+				hostCreds = c
+			}
+		}
 		h := pl.host
 		s := &registry.Session{
 			Client:    pl.client,

@@ -1,0 +1,314 @@
+package nodelab_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/pullpath/pullpath/internal/keychain"
+	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/internal/nodeview"
+	"github.com/pullpath/pullpath/internal/nodeview/credtest"
+)
+
+// The registry pair of TestKubeletCredentialRows, in a namespace of its
+// own: the upstream and its mirror, each behind its own htpasswd
+// (minireg.Gate), each logging the users presented to it.
+const (
+	krUp     = "credup.lab.test"
+	krMirror = "credmirror.lab.test"
+	krPusher = "pusher"
+	// krProviderGlob is the lab provider's matchImages and the key it
+	// answers under: only the team-p repositories of any *.lab.test host.
+	krProviderGlob = "*.lab.test/team-p"
+)
+
+var (
+	krSubnet     = netip.MustParsePrefix("198.18.50.0/24")
+	krUpAddr     = netip.MustParseAddr("198.18.50.10")
+	krMirrorAddr = netip.MustParseAddr("198.18.50.11")
+)
+
+func krEntry(user string) keychain.Entry {
+	return keychain.Entry{Username: user, Password: "pw-" + user + "-N0de7"}
+}
+
+// krRow is one pod: its pull secrets and service account, the image.
+type krRow struct {
+	name  string
+	repo  string // on krUp
+	pod   map[string]keychain.Entry
+	sa    map[string]keychain.Entry // the service account's imagePullSecrets
+	saOut bool                      // the pod names the service account only (no secret of its own)
+	// wantPulled is the kubelet's outcome.
+	wantPulled bool
+}
+
+func krRows() []krRow {
+	return []krRow{
+		{name: "secret for the upstream only", repo: "team-a/app", pod: map[string]keychain.Entry{krUp: krEntry("up-user")}, wantPulled: true},
+		{name: "secret with both keys", repo: "team-a/app", pod: map[string]keychain.Entry{krUp: krEntry("up-user"), krMirror: krEntry("mirror-user")}, wantPulled: true},
+		{name: "path-scoped keys, team-b image", repo: "team-b/app", pod: map[string]keychain.Entry{krUp + "/team-a": krEntry("team-a-user"), krUp + "/team-b": krEntry("team-b-user")}, wantPulled: true},
+		{name: "path-scoped key of another team only", repo: "team-b/app", pod: map[string]keychain.Entry{krUp + "/team-a": krEntry("team-a-user")}, wantPulled: false},
+		{name: "wildcard key", repo: "team-a/app", pod: map[string]keychain.Entry{"*.lab.test": krEntry("wild-user")}, wantPulled: true},
+		{name: "key with a port", repo: "team-a/app", pod: map[string]keychain.Entry{krUp + ":443": krEntry("port-user")}, wantPulled: false},
+		{name: "provider matchImages glob", repo: "team-p/app", wantPulled: true},
+		{name: "service account secret next to a pod secret", repo: "team-a/app", pod: map[string]keychain.Entry{krUp: krEntry("pod-user")}, sa: map[string]keychain.Entry{krUp: krEntry("sa-user")}, wantPulled: true},
+		{name: "service account secret alone", repo: "team-a/app", sa: map[string]keychain.Entry{krUp: krEntry("sa-user")}, saOut: true, wantPulled: true},
+	}
+}
+
+// TestKubeletCredentialRows is issue 22's node tier: one node whose real
+// kubelet pulls, through Debian's containerd 1.6, from a registry pair
+// where the mirror (first in hosts.toml) and the upstream each have their
+// own htpasswd. Each row is one pod (pull secrets, service account, the
+// node's credential provider with a matchImages glob). For every host, the
+// users the keychain predicts over the kubelet's attempts (keychain.Kubelet
+// and keychain.Route, as the probe computes them) must be those the
+// registry logged, and the pod's pull must succeed exactly when predicted.
+//
+// The kubelet's ServerAddress is read off the rows: containerd's ParseAuth
+// gives an AuthConfig with a server address only to that address's host,
+// so a mirror that logs the pod's user proves the kubelet sent none.
+func TestKubeletCredentialRows(t *testing.T) {
+	before := nodelab.Snapshot(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	nodeName := "aks-keys-44444444-vmss000000"
+	w := startWorld(t, ctx, []string{nodeName})
+	t.Cleanup(func() {
+		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
+			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
+		}
+	})
+
+	// The registry pair.
+	if _, err := w.net.AddHost(ctx, "creds", krSubnet, krUpAddr, krMirrorAddr); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := minireg.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upUsers := map[string]string{krPusher: "push-pw"}
+	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user"} {
+		upUsers[u] = krEntry(u).Password
+	}
+	gates := map[string]*minireg.Gate{
+		krUp:     {Users: upUsers, Realm: krUp, Quiet: krPusher},
+		krMirror: {Users: map[string]string{krPusher: "push-pw", "mirror-user": krEntry("mirror-user").Password}, Realm: krMirror, Quiet: krPusher},
+	}
+	addrs := map[string]netip.Addr{krUp: krUpAddr, krMirror: krMirrorAddr}
+	app, err := nodelab.BinaryImage(filepath.Join(w.tools, "pause"), "/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, g := range gates {
+		cert, err := ca.Issue(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Inner = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+		ln, err := w.net.Listen("tcp", addrs[host].String()+":443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := minireg.ServeHandler(ln, cert, g)
+		t.Cleanup(func() { srv.Close() })
+		addr := addrs[host].String() + ":443"
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return w.net.DialContext(ctx, network, addr)
+		}, TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
+		for _, repo := range []string{"team-a/app", "team-b/app", "team-p/app"} {
+			ref, err := name.ParseReference(host + "/" + repo + ":1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := remote.Write(ref, app, remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuth(&authn.Basic{Username: krPusher, Password: "push-pw"})); err != nil {
+				t.Fatalf("pushing %s: %v", ref, err)
+			}
+		}
+		tr.CloseIdleConnections()
+		g.Take()
+	}
+
+	// The node: hosts.toml puts the mirror first; the node trusts the
+	// pair's CA; the credential provider answers for team-p only.
+	w.files.CABundle = append(append([]byte{}, w.files.CABundle...), ca.PEM...)
+	w.files.Hosts = append(append([]string{}, w.files.Hosts...), krUpAddr.String()+" "+krUp, krMirrorAddr.String()+" "+krMirror)
+	w.files.HostsTOML[krUp] = fmt.Sprintf("server = \"https://%s\"\n\n[host.\"https://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", krUp, krMirror)
+	provider := credtest.Build(t)
+	spec := credSpec(nodelab.NodeSpec{Name: nodeName, Pool: "keys", NodeImageVersion: imageV1, Mode: "User", Index: 4},
+		provider, krProviderGlob, "prov-user", "good", krEntry("prov-user").Password)
+	w.addNode(ctx, spec)
+	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	providers := nodeview.CredentialProviderConfig{Providers: []nodeview.CredentialProvider{{Name: "lab-provider", MatchImages: []string{krProviderGlob}}}}
+
+	plan := []keychain.Host{keychain.PlanHost{Host: krMirror, Mirror: true}, keychain.PlanHost{Host: krUp}}
+	var table []string
+	serverAddressEmpty := 0
+	for i, row := range krRows() {
+		image := krUp + "/" + row.repo + ":1"
+		podName := fmt.Sprintf("row-%d", i+1)
+		// The secrets and the service account of the row.
+		secretOf := func(suffix string, auths map[string]keychain.Entry) string {
+			if len(auths) == 0 {
+				return ""
+			}
+			n := podName + "-" + suffix
+			cfg := `{"auths":{`
+			var parts []string
+			for k, e := range auths {
+				parts = append(parts, fmt.Sprintf("%q:{\"username\":%q,\"password\":%q}", k, e.Username, e.Password))
+			}
+			cfg += strings.Join(parts, ",") + "}}"
+			if _, err := w.cs.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n},
+				Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(cfg)}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		podSecret, saSecret := secretOf("pod", row.pod), secretOf("sa", row.sa)
+		spec := corev1.PodSpec{NodeName: nodeName, AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(0)),
+			Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullAlways}}}
+		if podSecret != "" {
+			spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: podSecret}}
+		}
+		if saSecret != "" {
+			sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: podName}, ImagePullSecrets: []corev1.LocalObjectReference{{Name: saSecret}}}
+			if _, err := w.cs.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			spec.ServiceAccountName = podName
+		}
+
+		// The prediction, from what the API server holds (the pod as
+		// admitted: the ServiceAccount admission plugin copies the
+		// service account's secrets only into a pod without any).
+		for _, g := range gates {
+			g.Take()
+		}
+		pod, err := w.cs.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: namespace}, Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kube := keychain.Kubelet{}
+		for _, ref := range pod.Spec.ImagePullSecrets {
+			auths := row.pod
+			if ref.Name == saSecret {
+				auths = row.sa
+			}
+			kube.PodSecrets = append(kube.PodSecrets, keychain.Secret{Name: ref.Name, Auths: auths})
+		}
+		if row.saOut && len(pod.Spec.ImagePullSecrets) != 1 {
+			t.Errorf("%s: the admitted pod has pull secrets %v, want the service account's", row.name, pod.Spec.ImagePullSecrets)
+		}
+		ring := &keychain.Keyring{}
+		for _, p := range providers.Matching(krUp + "/" + row.repo) {
+			ring.Add(keychain.Source{Kind: keychain.KindProvider, Name: p.Name}, map[string]keychain.Entry{krProviderGlob: krEntry("prov-user")})
+		}
+		kube.Providers = ring
+		res := kube.Resolve(keychain.Repository(krUp, row.repo))
+		attempts := []*keychain.Credential{nil}
+		if len(res.Credentials) > 0 {
+			attempts = attempts[:0]
+			for j := range res.Credentials {
+				attempts = append(attempts, &res.Credentials[j])
+			}
+		}
+		predicted := map[string][]string{}
+		names := map[string][]string{}
+		pulled := false
+		for _, cred := range attempts {
+			for _, r := range keychain.Route(keychain.Containerd16, krUp, row.repo, plan, cred, keychain.Fallbacks{}) {
+				if r.Credential != nil && !slices.Contains(predicted[r.Host], r.Credential.Username) {
+					predicted[r.Host] = append(predicted[r.Host], r.Credential.Username)
+					names[r.Host] = append(names[r.Host], r.Credential.Username+" ("+r.Credential.Name()+")")
+				}
+				if r.Credential != nil && gates[r.Host].Accepts(r.Credential.Username, r.Credential.Password) {
+					pulled = true
+					break
+				}
+			}
+			if pulled {
+				break
+			}
+		}
+
+		// The kubelet's pull.
+		var ev corev1.Event
+		w.poll(ctx, 2*time.Minute, "the kubelet's pull of "+podName, func() bool {
+			for _, e := range w.podEvents(ctx, podName) {
+				if e.Reason == "Pulled" || (e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image")) {
+					ev = e
+					return true
+				}
+			}
+			return false
+		})
+		logged := map[string]string{}
+		for host, g := range gates {
+			logged[host] = g.Take()
+		}
+		if err := w.cs.CoreV1().Pods(namespace).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+			t.Fatal(err)
+		}
+		w.poll(ctx, time.Minute, podName+" deleted", func() bool {
+			_, err := w.cs.CoreV1().Pods(namespace).Get(ctx, podName, metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		})
+		if ev.Reason == "Pulled" != row.wantPulled || pulled != row.wantPulled {
+			t.Errorf("%s: the kubelet's %s (%s); predicted pulled %v, want %v", row.name, ev.Reason, ev.Message, pulled, row.wantPulled)
+		}
+		for _, h := range plan {
+			host := h.HostPort()
+			want := strings.Join(predicted[host], ",")
+			if want == "" {
+				want = "anonymous"
+			}
+			shown := strings.Join(names[host], ", ")
+			if shown == "" {
+				shown = "anonymous"
+			}
+			if logged[host] != want {
+				t.Errorf("%s: %s logged %q, the keychain predicted %q", row.name, host, logged[host], want)
+			}
+			table = append(table, fmt.Sprintf("| %s | %s | %s | %s | %s |", row.name, host, shown, logged[host], ev.Reason))
+		}
+		if strings.Contains(ev.Message, "N0de7") {
+			t.Errorf("%s: the kubelet's event shows a password", row.name)
+		}
+		if len(res.Credentials) > 0 && logged[krMirror] != "anonymous" {
+			// ParseAuth would have withheld a credential with a server
+			// address from the mirror: the kubelet's was empty.
+			serverAddressEmpty++
+		}
+	}
+	t.Logf("rows (row | host | predicted | logged | kubelet):\n%s", strings.Join(table, "\n"))
+	t.Logf("the kubelet's AuthConfig.server_address: empty in %d rows (the mirror, another host than the image's registry, logged the pod's user: containerd's ParseAuth gives an AuthConfig with a server address to that host only)", serverAddressEmpty)
+	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
+		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
+	}
+}
