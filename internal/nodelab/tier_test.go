@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,10 +84,37 @@ func moduleRoot(t *testing.T) string {
 }
 
 // buildTools builds pullpath (for diagnose), the probe image's binary (the
-// slim cmd/pullpath-node where it exists, else the nolab build) and pause.
+// slim cmd/pullpath-node where it exists, else the nolab build) and pause,
+// once per test binary: every world of the package uses the same three
+// (linking pullpath alone takes tens of seconds). TestMain removes them.
 func buildTools(t *testing.T) string {
-	root := moduleRoot(t)
-	dir := t.TempDir()
+	t.Helper()
+	toolsOnce.Do(func() { toolsDir, toolsErr = buildToolsOnce(moduleRoot(t)) })
+	if toolsErr != nil {
+		t.Fatal(toolsErr)
+	}
+	return toolsDir
+}
+
+var (
+	toolsOnce sync.Once
+	toolsDir  string
+	toolsErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if toolsDir != "" {
+		os.RemoveAll(toolsDir)
+	}
+	os.Exit(code)
+}
+
+func buildToolsOnce(root string) (string, error) {
+	dir, err := os.MkdirTemp("", "nodelab-tools-")
+	if err != nil {
+		return "", err
+	}
 	probePkg, tags := "./cmd/pullpath", []string{"-tags", "nolab"}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "pullpath-node")); err == nil {
 		probePkg, tags = "./cmd/pullpath-node", nil
@@ -104,11 +132,10 @@ func buildTools(t *testing.T) string {
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return dir, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	t.Logf("probe image binary: %s %v", probePkg, tags)
-	return dir
+	return dir, nil
 }
 
 func startWorld(t *testing.T, ctx context.Context, nodeNames []string) *world {
