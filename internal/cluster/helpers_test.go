@@ -1,11 +1,7 @@
 package cluster
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +14,6 @@ import (
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // TestKeyMatches: diagnose matches a pull secret's keys through the one
 // keychain (the kubelet's keyring.go rule), so its answers are the
@@ -219,33 +213,4 @@ func TestProbeJobSpec(t *testing.T) {
 	po := ProbeOptions{Image: "myacr.azurecr.io/tools/pullpath:v1", RunID: "abcd1234", Deadline: 90 * time.Second, StepTimeout: 10 * time.Second}
 	j := ProbeJob(ProbeTarget{Node: clustertest.NewNode, Platform: "linux/amd64"}, clustertest.Image, "shop", po, "acr-pull")
 	checkProbeJob(t, j, clustertest.NewNode, "linux/amd64", "acr-pull")
-}
-
-// TestWriteTextGolden renders the fixture's diagnosis; refresh with -update.
-func TestWriteTextGolden(t *testing.T) {
-	f := clustertest.AKS(fixtureNow)
-	r := diagnoseFake(t, f, WorkloadRef{Kind: KindDeployment, Name: clustertest.Deployment, Namespace: clustertest.Namespace})
-	var buf bytes.Buffer
-	if err := WriteText(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "aks-deployment.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("WriteText (-want +got):\n%s", diff)
-	}
-	if strings.Contains(buf.String(), clustertest.SecretToken) {
-		t.Errorf("text output contains the pull secret's password")
-	}
 }

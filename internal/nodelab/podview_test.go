@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/pullpath/pullpath/internal/cli/clustercmd"
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodelab"
@@ -138,7 +139,7 @@ func TestPodViewOnRealNodes(t *testing.T) {
 	r := w.diagnosePodView(ctx)
 	t.Logf("diagnose --probe --pod-view: %v", time.Since(phase).Round(time.Millisecond))
 	var text bytes.Buffer
-	if err := cluster.WriteText(&text, r); err != nil {
+	if err := clustercmd.WriteDiagnoseText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the report as text:\n%s", text.String())
