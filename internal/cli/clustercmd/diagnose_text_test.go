@@ -64,8 +64,8 @@ func TestDiagnoseTextGolden(t *testing.T) {
 
 // TestDiagnoseCredentialCanary gives diagnose a pull secret whose password
 // is the fixture's canary and events in which a runtime or proxy echoed the
-// credentials back (Go's header-map form, a dumped header, a form body),
-// and greps every output format's report for the password in each form it
+// credentials back (Go's header-map form, a dumped header, a form body, the
+// signature of a signed blob URL), and greps every output format's report for the password in each form it
 // can take: as it is, base64 of user:password, URL-encoded and
 // JSON-escaped.
 func TestDiagnoseCredentialCanary(t *testing.T) {
@@ -77,10 +77,11 @@ func TestDiagnoseCredentialCanary(t *testing.T) {
 		"; proxy said: Authorization: Basic " + basic,
 		"; body grant_type=password&username=" + user + "&password=" + url.QueryEscape(clustertest.SecretToken),
 	}
+	sas := `; failed to do request: Get "https://myacr.blob.core.windows.net/x/data?sv=2020&se=2026&sig=` + url.QueryEscape(clustertest.SecretToken) + `": dial tcp 10.0.0.9:443: i/o timeout`
 	n := 0
 	for i := range f.Events {
 		if f.Events[i].Message == clustertest.FailedPullMessage || f.Events[i].Message == clustertest.UnauthorizedMessage {
-			f.Events[i].Message += echoes[n%len(echoes)]
+			f.Events[i].Message += echoes[n%len(echoes)] + sas
 			n++
 		}
 	}
