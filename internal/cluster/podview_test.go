@@ -47,8 +47,9 @@ const (
 	routeSkippedDNS = `,{"name":"route","target":"registry.lab.test","status":"skipped","detail":"blocked by dns"}`
 )
 
-// TestComparePaths checks the five rows of issue 25 on probe reports as
-// the probe prints them.
+// TestComparePaths checks the five ways the node's path and the pod's can
+// stand (they part at dns, they part at the route, the same failure, both
+// pull, only the pods fail) on probe reports as the probe prints them.
 func TestComparePaths(t *testing.T) {
 	for _, tt := range []struct {
 		name      string

@@ -188,8 +188,8 @@ func shortRules(t *testing.T) string {
 	return f
 }
 
-// TestMonitorKubeletProvider is issue 28's row: the article's case in
-// miniature. A pool of two AKS-like nodes pulls from a private repository
+// TestMonitorKubeletProvider is the monitor on AKS with ACR and the
+// kubelet's credential provider, in miniature. A pool of two AKS-like nodes pulls from a private repository
 // that refuses anonymous pulls, with no pull Secret: the kubelets get
 // credentials from a kubelet credential provider laid out as on AKS (config
 // and binary under /var/lib/kubelet, flags in /etc/default/kubelet), which

@@ -51,10 +51,11 @@ var (
 // the public roots): the pod-view probe reads the pod's own /etc.
 const podViewProbeImage = mcrHost + "/pullpath/pullpath-node:podview"
 
-// TestPodViewOnRealNodes is issue 25 on real kubelets: five pools, one row
-// each, a Deployment with one replica per node, and one `diagnose --probe
-// --pod-view` whose node probe and pod-view probe on each pool's node must
-// part at the hop the row builds, with the kubelet's own event beside:
+// TestPodViewOnRealNodes compares the pod's path and the node's on real
+// kubelets: five pools, one row each, a Deployment with one replica per
+// node, and one `diagnose --probe --pod-view` whose node probe and pod-view
+// probe on each pool's node must part at the hop the row builds, with the
+// kubelet's own event beside:
 //
 //   - pvdns: pods resolve the registry privately through the cluster DNS,
 //     the node's resolver answers NXDOMAIN: parting hop dns, node-fails;

@@ -33,7 +33,7 @@ var (
 	poolA2     = nodelab.NodeSpec{Name: "aks-poola-20000000-vmss000002", Pool: "poola", Mode: "User", NodeImageVersion: imageV1, Index: 6}
 )
 
-// TestRealNodes is issue 10's scenario on real kubelets:
+// TestRealNodes is diagnose's scale-up onto a broken pool, on real kubelets:
 //
 //  1. pool A's two nodes pull and run the app while the path works; the
 //     tainted system pool runs nothing of it;
