@@ -211,20 +211,13 @@ func shortRules(t *testing.T) string {
 //     the discovered job name (kubernetes-pods), not pullpath-monitor.
 func TestMonitorKubeletProvider(t *testing.T) {
 	tiers.Require(t, tiers.Nodelab, tiers.File(tiers.PrometheusBin))
-	before := nodelab.Snapshot(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	specs := []nodelab.NodeSpec{
 		{Name: "aks-acrpool-60000000-vmss000000", Pool: "acrpool", NodeImageVersion: imageV1, Mode: "User", Index: 8},
 		{Name: "aks-acrpool-60000000-vmss000001", Pool: "acrpool", NodeImageVersion: imageV1, Mode: "User", Index: 9},
 	}
-	names := []string{specs[0].Name, specs[1].Name}
-	w := startWorld(t, ctx, names)
-	t.Cleanup(func() {
-		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
-			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
-		}
-	})
+	w := startWorldFor(t, ctx, specs)
 	provider := credtest.Build(t)
 	app, err := nodelab.BinaryImage(filepath.Join(w.tools, "pause"), "/app")
 	if err != nil {
