@@ -43,7 +43,8 @@
 #     which is the headline);
 #   - P6: start time of `version` and of a fast-fault probe against a
 #     hello-world Go binary, and GODEBUG=inittrace=1 (inits, their ms);
-#   - prints one table with ratios against the targets of issues 6 and 11.
+#   - prints one table with ratios against the targets (the last column:
+#     e.g. 1.5× faster than each other tool, the verdict's time budget).
 #
 # Memory comes from bench/rsswatch: peak RSS is the kernel's ru_maxrss (as
 # /usr/bin/time), RssAnon/RssFile are /proc/PID/status at the sampled peak.

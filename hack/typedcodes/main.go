@@ -15,8 +15,8 @@
 //     first argument of verdict.Errorf or verdict.Wrap, a Warning's Code, an
 //     Error's or a Verdict's Cause.
 //
-// The catalogue itself (the files of internal/verdict that call register)
-// keeps its literals: it defines the codes the constants are made from.
+// The catalogue itself (the files of internal/verdict that write its
+// entries: Cause literals, warning(...) or register calls) keeps its literals: it defines the codes the constants are made from.
 package main
 
 import (
@@ -210,17 +210,23 @@ func rewrite(src []byte, consts map[string]string, inVerdict bool) ([]byte, int,
 	}
 	if inVerdict {
 		qual = ""
-		// The catalogue defines the codes: leave the files that register.
-		registers := false
+		// The catalogue defines the codes: leave the files that write
+		// its entries (a Cause literal, a warning(...) or a register call).
+		defines := false
 		ast.Inspect(f, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok {
-				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "register" {
-					registers = true
+			switch x := n.(type) {
+			case *ast.CallExpr:
+				if id, ok := x.Fun.(*ast.Ident); ok && (id.Name == "register" || id.Name == "warning") {
+					defines = true
+				}
+			case *ast.CompositeLit:
+				if id, ok := x.Type.(*ast.Ident); ok && id.Name == "Cause" {
+					defines = true
 				}
 			}
-			return !registers
+			return !defines
 		})
-		if registers {
+		if defines {
 			return src, 0, nil
 		}
 	} else if qual == "" {

@@ -87,9 +87,14 @@ func f() error {
 	if err != nil || n != 1 || !strings.Contains(string(out), "Wrap(CodeRouteTimeout,") || strings.Contains(string(out), "import") {
 		t.Errorf("package verdict: %d rewrites, err %v:\n%s", n, err, out)
 	}
-	cat := "package verdict\n\nfunc init() { register(Cause{Code: \"route.timeout\"}) }\n"
-	if out, n, _ := rewrite([]byte(cat), testConsts, true); n != 0 || string(out) != cat {
-		t.Errorf("the catalogue was rewritten:\n%s", out)
+	for _, cat := range []string{
+		"package verdict\n\nfunc init() { register(Cause{Code: \"route.timeout\"}) }\n",
+		"package verdict\n\nvar routeEntries = []Cause{Cause{Code: \"route.timeout\"}}\n",
+		"package verdict\n\nvar dnsEntries = []Cause{warning(\"route.timeout\", LayerRoute, OwnerNetwork, \"s\")}\n",
+	} {
+		if out, n, _ := rewrite([]byte(cat), testConsts, true); n != 0 || string(out) != cat {
+			t.Errorf("the catalogue was rewritten:\n%s", out)
+		}
 	}
 }
 

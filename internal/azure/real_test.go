@@ -54,8 +54,9 @@ var realCases = []realCase{
 	{dir: "zone-group", ok: true, certain: true, from: []string{"dns-zone-group.json", "routes-nodepool1.json"}},
 	{dir: "propagation-disabled", targets: []Target{corpOnPrem}, cause: "route.propagation-disabled", endpoint: "registry.corp.example:443", certain: true,
 		from: []string{"route-table-spoke2.json"}, summary: "disableBgpRoutePropagation"},
-	// The second misreading of issue 24: rebuilt routes, gateway transit
-	// on, propagation not disabled: "no route" must not be certain.
+	// Routes rebuilt from the route tables alone, gateway transit on and
+	// propagation not disabled: the gateway may have learned a route that
+	// no dump shows, so "no route" must not be certain.
 	{dir: "gateway-routes-unknown", targets: []Target{corpOnPrem}, cause: "route.no-route", endpoint: "registry.corp.example:443", certain: false,
 		settle: "az network vnet-gateway list-learned-routes -g " + "rg-dual-hub-vnra-udr-transit -n vpngw-hub2"},
 	// With the learned routes the route is proved; the advertised routes
@@ -205,7 +206,7 @@ func copyDump(t *testing.T, src string, edit func(name string, v any) any) strin
 	return out
 }
 
-// Issue 24, first misreading: the same VNet dumped by `az network vnet
+// A VNet dumped by `az network vnet
 // show` without its virtualNetworkPeerings (and no peerings-*.json) has
 // peerings not read, which is no certain "no peering".
 func TestPeeringsNotReadAreNotAbsent(t *testing.T) {
@@ -237,7 +238,8 @@ func TestPeeringsNotReadAreNotAbsent(t *testing.T) {
 	}
 }
 
-// Issue 24, second misreading, and the learned routes that settle it.
+// Rebuilt routes leave a gateway-transit path uncertain; the gateway's
+// learned routes (list-learned-routes) settle it.
 func TestGatewayRoutesDecideOnPremises(t *testing.T) {
 	_, r := loadReal(t, "gateway-routes-learned", []Target{corpOnPrem})
 	found := false

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -90,8 +91,8 @@ func (a *analysis) classify(msg string) verdict.Verdict {
 	if v.OK || v.Layer == verdict.LayerNone || v.Layer == "" {
 		v = unknownClassifier(msg)
 	}
-	v.Evidence = redact(v.Evidence)
-	v.Summary = redact(v.Summary)
+	v.Evidence = redact.String(v.Evidence)
+	v.Summary = redact.String(v.Summary)
 	return v
 }
 
@@ -131,7 +132,7 @@ func (a *analysis) containers() {
 					switch {
 					case st.Waiting != nil:
 						c.State, c.Reason, raw = "waiting", st.Waiting.Reason, st.Waiting.Message
-						c.Message = redact(raw)
+						c.Message = redact.String(raw)
 						c.PullFailure = pullReasons[c.Reason]
 					case st.Running != nil:
 						c.State = "running"
@@ -278,7 +279,7 @@ func (a *analysis) events() {
 		}
 		ev := Event{
 			Object: strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name,
-			Type:   e.Type, Reason: e.Reason, Message: redact(e.Message), Count: count,
+			Type:   e.Type, Reason: e.Reason, Message: redact.String(e.Message), Count: count,
 			First: eventTime(e), Last: eventLast(e),
 		}
 		if (e.Reason == "Failed" || e.Reason == "BackOff" || e.Reason == "ErrImageNeverPull" || e.Reason == "InspectFailed") && !strings.HasPrefix(e.Message, "Error: ") {

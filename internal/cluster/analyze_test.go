@@ -116,7 +116,7 @@ func TestAnalyzeDeploymentScaleUp(t *testing.T) {
 		t.Errorf("summary = %q, want the cached-image lie said plainly", r.Summary)
 	}
 
-	// R6: the first detailed "Failed to pull image" of each pod is kept and
+	// The first detailed "Failed to pull image" of each pod is kept and
 	// classified; the back-off is there too but says nothing.
 	detailed := 0
 	for _, e := range r.Events {
@@ -134,7 +134,7 @@ func TestAnalyzeDeploymentScaleUp(t *testing.T) {
 		t.Errorf("detailed pull failures kept = %d, want 2 (one per failing pod)", detailed)
 	}
 
-	// R7: identity without secrets.
+	// The pull identity, and no secret of it.
 	type psRow struct {
 		Source         string
 		Found, Matches bool
@@ -267,7 +267,8 @@ func TestGatherNotFound(t *testing.T) {
 }
 
 // TestAnalyzeWithProbes feeds probe results as RunProbes would return them:
-// the probe on the landed node outranks the event text (R1), a passing probe
+// the probe on the landed node outranks the event text (the node's own
+// evidence beats the kubelet's message), a passing probe
 // makes its pool fine, and a platform failure shows up on the arm64 pool.
 func TestAnalyzeWithProbes(t *testing.T) {
 	f := clustertest.AKS(fixtureNow)

@@ -7,8 +7,8 @@ import (
 )
 
 // TestOnlyClusterImportsClientGo fails when a package outside
-// internal/cluster imports client-go directly (STYLE.md, crane's
-// depcheck_test.go). internal/cli reaches the cluster through this package
+// internal/cluster imports client-go directly (one package owns the
+// dependency, as in crane's depcheck_test.go). internal/cli reaches the cluster through this package
 // and cli-runtime's config flags only.
 func TestOnlyClusterImportsClientGo(t *testing.T) {
 	goBin, err := exec.LookPath("go")

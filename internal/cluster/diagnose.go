@@ -3,12 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/pullpath/pullpath/internal/cluster/kube"
-	redactpkg "github.com/pullpath/pullpath/internal/redact"
 )
 
 // DiagnoseOptions are the inputs of Diagnose beyond the workload.
@@ -80,17 +78,4 @@ func pickPullSecret(r *Report) string {
 		}
 	}
 	return ""
-}
-
-// signedQuery matches the query string of a URL in a message: signed blob
-// URLs (SAS tokens, X-Amz-Signature) carry credentials there.
-var signedQuery = regexp.MustCompile(`(https?://[^\s"'?]+)\?[^\s"']*`)
-
-// redact removes URL query strings from a message, then every other
-// secret the one redactor (internal/redact) recognises.
-func redact(s string) string {
-	if len(s) < 8 {
-		return s
-	}
-	return redactpkg.String(signedQuery.ReplaceAllString(s, "$1?REDACTED"))
 }

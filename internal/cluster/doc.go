@@ -8,5 +8,6 @@
 // It is the only package of pullpath that imports client-go. Reading the API
 // (Gather, RunProbes) is kept apart from the analysis (Analyze), which is a
 // pure function from typed objects to a Report, so it can be tested and
-// benchmarked without a cluster.
+// benchmarked without a cluster. It renders nothing: diagnose's text and
+// HTML renderers are internal/cli/clustercmd's, beside the other commands'.
 package cluster

@@ -13,8 +13,8 @@ import (
 )
 
 // TestDiagnoseAndProbeAgreeOnCredentials runs diagnose's and probe's
-// credential answers through the same rows (the key shapes of issue 22 and
-// of the netlab credential lab): for each pull secret and image, the key
+// credential answers through the same rows (the kubelet's key shapes:
+// paths, ports and globs, as in the netlab credential lab): for each pull secret and image, the key
 // diagnose names as the pull secret's entry must be the key of the first
 // credential the probe sends, and "no match" on one side must be
 // "anonymous" on the other.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -28,8 +29,8 @@ func noPodVerdict(in *Input, workload string) verdict.Verdict {
 		why = "its spec.replicas is 0"
 	default:
 		if e := lastFailedCreate(in.Events); e != nil {
-			why = fmt.Sprintf("%s/%s reports %s: %s", strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Reason, redact(e.Message))
-			v.Evidence = redact(e.Message)
+			why = fmt.Sprintf("%s/%s reports %s: %s", strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name, e.Reason, redact.String(e.Message))
+			v.Evidence = redact.String(e.Message)
 		}
 	}
 	v.Summary = fmt.Sprintf("No pod of %s exists, so the node never tried to pull the image: %s.", workload, why)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cluster/kube"
 	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/redact"
 )
 
 // Labels and annotations on every object diagnose creates.
@@ -459,14 +460,14 @@ func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *Probe
 			// A hostPath of type File or Directory that the node lacks: the
 			// pod never starts, and waiting out the deadline tells nothing.
 			r.Status = ProbeError
-			r.Error = "the probe Job cannot mount a node path it expected (a credential provider path from the node's labels? give --probe-credential-provider-config and --probe-credential-provider-bin-dir): " + redact(msg)
+			r.Error = "the probe Job cannot mount a node path it expected (a credential provider path from the node's labels? give --probe-credential-provider-config and --probe-credential-provider-bin-dir): " + redact.String(msg)
 			return
 		}
 		if msg, img := sandboxEvent(events()); msg != "" {
 			r.Status = ProbeImagePull
 			r.Verdict = classify(msg)
 			r.SameRegistry = img != "" && parseImage(img).host == targetHost
-			r.Error = "the node could not pull its sandbox image " + img + " to start the probe: " + redact(msg)
+			r.Error = "the node could not pull its sandbox image " + img + " to start the probe: " + redact.String(msg)
 			return
 		}
 	}
@@ -485,7 +486,7 @@ func settleProbe(ctx context.Context, cs kube.Interface, p *corev1.Pod, r *Probe
 			r.Status = ProbeImagePull
 			r.Verdict = v
 			r.SameRegistry = sameRegistry
-			r.Error = "the node could not pull the probe image " + r.Image + ": " + redact(msg)
+			r.Error = "the node could not pull the probe image " + r.Image + ": " + redact.String(msg)
 			return
 		}
 		if st.Terminated != nil {

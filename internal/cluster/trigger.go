@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/pullpath/pullpath/internal/redact"
 )
 
 // UpgradeStatusLabel is the node label AKS sets while its upgrader works on
@@ -153,7 +155,7 @@ func (a *analysis) upgraderEvidence(match func(node string) bool) string {
 		if !upgraderReasons[e.Reason] || !isUpgrader(e) || !match(e.InvolvedObject.Name) {
 			continue
 		}
-		return fmt.Sprintf("upgrader %s on node %s at %s: %s", e.Reason, e.InvolvedObject.Name, eventLast(e).UTC().Format(time.RFC3339), redact(e.Message))
+		return fmt.Sprintf("upgrader %s on node %s at %s: %s", e.Reason, e.InvolvedObject.Name, eventLast(e).UTC().Format(time.RFC3339), redact.String(e.Message))
 	}
 	return ""
 }
@@ -203,7 +205,7 @@ func (a *analysis) scaleUpEvidence(nd *Node) string {
 		if et.After(nd.Created.Truncate(time.Second).Add(time.Second-1)) || nd.Created.Sub(et) > triggerWindow {
 			continue
 		}
-		return fmt.Sprintf("%s: %s; %s was created at %s", e.Reason, redact(e.Message), nd.Name, nd.Created.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("%s: %s; %s was created at %s", e.Reason, redact.String(e.Message), nd.Name, nd.Created.UTC().Format(time.RFC3339))
 	}
 	return ""
 }

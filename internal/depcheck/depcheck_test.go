@@ -27,6 +27,7 @@ var linkedNowhere = []rule{
 	{prefixes: []string{"plugin"}, why: "Go's plugin package switches the linker to dynamic mode: every symbol exported, every method kept"},
 	{prefixes: []string{"sigs.k8s.io/kustomize/", "k8s.io/cli-runtime/"}, why: "kubectl's flags come from client-go's clientcmd (cluster.KubeFlags), not cli-runtime, which links kustomize and plugin"},
 	{prefixes: []string{"k8s.io/kubectl/", "k8s.io/component-base/"}, why: "pullpath has no use for kubectl's or a component's machinery"},
+	{prefixes: []string{module + "/internal/testpki"}, why: "test PKI (throw-away CAs and keys) is for tests only; the embedded lab ships its own"},
 }
 
 // The lab's distribution v3 needs registry/handlers (which imports its redis

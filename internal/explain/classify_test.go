@@ -174,10 +174,10 @@ func TestAnonymous401MentionsWrongName(t *testing.T) {
 func TestBlobSummarySaysOnlyManifest(t *testing.T) {
 	r := Classify(`failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://x.blob.core.windows.net/a/docker/registry/v2/blobs/sha256/ab/cd/data?sig=s": dial tcp 20.1.1.1:443: i/o timeout`)
 	if r.Verdict.Role != verdict.RoleBlob || !strings.Contains(r.Verdict.Summary, "Only the manifest endpoint is reachable") {
-		t.Errorf("Classify blob timeout: role %q summary %q, want role blob and R4's sentence", r.Verdict.Role, r.Verdict.Summary)
+		t.Errorf("Classify blob timeout: role %q summary %q, want role blob and the sentence that only the manifest endpoint is reachable", r.Verdict.Role, r.Verdict.Summary)
 	}
 	if !strings.Contains(strings.Join(r.Verdict.Next, " "), "Credentials are irrelevant") {
-		t.Errorf("Next = %q, want R7's sentence", r.Verdict.Next)
+		t.Errorf("Next = %q, want the sentence that credentials are irrelevant", r.Verdict.Next)
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// lateFailure is containerd's own log line for a failed pull (REFERENCE.md
-// B), as journalctl -u containerd prints it.
+// lateFailure is containerd's own log line for a failed pull (the CRI
+// plugin's `PullImage ... failed` error), as journalctl -u containerd
+// prints it.
 const lateFailure = `Dec 01 10:00:00 node-1 containerd[812]: time="2026-12-01T10:00:00Z" level=error msg="PullImage \"registry.example/team/app:1.2\" failed" error="failed to pull and unpack image \"registry.example/team/app:1.2\": failed to resolve reference \"registry.example/team/app:1.2\": failed to do request: Head \"https://registry.example/v2/team/app/manifests/1.2\": dial tcp: lookup registry.example on 10.0.0.10:53: no such host"`
 
 // quietLines are ordinary containerd log lines that report no pull failure.

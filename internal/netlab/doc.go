@@ -25,7 +25,7 @@
 //
 // # The ground-truth tier
 //
-// TestScenarios (scenarios_test.go) is issue 3's table: for every row a Net
+// TestScenarios (scenarios_test.go) is the table of network faults: for every row a Net
 // is built, the embedded lab (internal/lab) runs as a helper process inside
 // the registry namespace (its DNS servers bound in the DNS namespace), the
 // row's network faults are applied, containerd is started in the node

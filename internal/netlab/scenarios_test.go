@@ -109,7 +109,7 @@ var rows = []row{
 		faults:     faults(func(a netlab.Addrs) netlab.Fault { return netlab.Drop(a.Registry) }),
 		want:       fail("route.timeout", "registry"),
 		containerd: headReg + `.*dial tcp 198\.18\.10\.10:443: i/o timeout$`},
-	// Issue 17: a path-MTU black hole toward the registry network (router
+	// A path-MTU black hole toward the registry network (router
 	// routes to and from its hosts locked at 1280, ICMP frag-needed
 	// dropped, node interfaces at 1500). Only the probe can name it:
 	// containerd waits until its deadline and says only "context deadline

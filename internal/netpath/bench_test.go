@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/testpki"
 )
 
 func BenchmarkResolve(b *testing.B) {
@@ -19,9 +21,9 @@ func BenchmarkResolve(b *testing.B) {
 }
 
 func BenchmarkConnectHandshake(b *testing.B) {
-	ca := newTestCA(b, "bench CA")
-	addr := netip.MustParseAddrPort(tlsServer(b, ca.serverCert(b, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "registry.example")))
-	cfg := &tls.Config{RootCAs: ca.pool()}
+	ca := testpki.MustCA(b, "bench CA")
+	addr := netip.MustParseAddrPort(tlsServer(b, serverCert(b, ca, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "registry.example")))
+	cfg := &tls.Config{RootCAs: ca.Pool()}
 	for b.Loop() {
 		cr := Connect(context.Background(), addr, time.Second)
 		if cr.Err != nil {

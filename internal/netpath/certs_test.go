@@ -1,75 +1,24 @@
 package netpath
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"math/big"
 	"net"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/testpki"
 )
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newTestCA(t testing.TB, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := x509.ParseCertificate(der)
-	return &testCA{cert: c, key: key}
-}
-
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
 // serverCert issues a TLS server certificate for names valid between
-// notBefore and notAfter.
-func (ca *testCA) serverCert(t testing.TB, notBefore, notAfter time.Time, names ...string) tls.Certificate {
+// notBefore and notAfter, with serial 0xbeef, sent with its CA (a chain of
+// two).
+func serverCert(t testing.TB, ca *testpki.CA, notBefore, notAfter time.Time, names ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(0xbeef), Subject: pkix.Name{CommonName: names[0]},
-		NotBefore: notBefore, NotAfter: notAfter,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
-	}
-	for _, n := range names {
-		if ip, err := netip.ParseAddr(n); err == nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip.AsSlice())
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}
+	c := ca.MustIssue(t, testpki.Leaf{Names: names, NotBefore: notBefore, NotAfter: notAfter, Serial: big.NewInt(0xbeef)})
+	c.Certificate = append(c.Certificate, ca.Cert.Raw)
+	return c
 }
 
 // tlsServer serves TLS with cert on loopback, completing handshakes and

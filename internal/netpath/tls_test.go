@@ -18,15 +18,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pullpath/pullpath/internal/testpki"
 )
 
 func TestHandshake(t *testing.T) {
-	ca := newTestCA(t, "pullpath test CA")
-	other := newTestCA(t, "some other CA")
+	ca := testpki.MustCA(t, "pullpath test CA")
+	other := testpki.MustCA(t, "some other CA")
 	now := time.Now()
-	good := ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example")
-	expired := ca.serverCert(t, now.Add(-60*24*time.Hour), now.Add(-24*time.Hour), "registry.example")
-	expiring := ca.serverCert(t, now.Add(-time.Hour), now.Add(3*24*time.Hour), "registry.example")
+	good := serverCert(t, ca, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example")
+	expired := serverCert(t, ca, now.Add(-60*24*time.Hour), now.Add(-24*time.Hour), "registry.example")
+	expiring := serverCert(t, ca, now.Add(-time.Hour), now.Add(3*24*time.Hour), "registry.example")
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(plain.Close)
 
@@ -41,22 +43,22 @@ func TestHandshake(t *testing.T) {
 		wantChain  int
 		wantWarn   []string
 	}{
-		{name: "trusted", addr: tlsServer(t, good), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.pool()}, wantChain: 2},
-		{name: "untrusted", addr: tlsServer(t, good), serverName: "registry.example", cfg: &tls.Config{RootCAs: other.pool()},
+		{name: "trusted", addr: tlsServer(t, good), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.Pool()}, wantChain: 2},
+		{name: "untrusted", addr: tlsServer(t, good), serverName: "registry.example", cfg: &tls.Config{RootCAs: other.Pool()},
 			wantCause: "tls.untrusted", wantEvid: "tls: failed to verify certificate: x509: certificate signed by unknown authority", wantChain: 2},
-		{name: "wrong name", addr: tlsServer(t, good), serverName: "other.example", cfg: &tls.Config{RootCAs: ca.pool()},
+		{name: "wrong name", addr: tlsServer(t, good), serverName: "other.example", cfg: &tls.Config{RootCAs: ca.Pool()},
 			wantCause: "tls.name", wantEvid: "x509: certificate is valid for registry.example, not other.example", wantChain: 2},
-		{name: "expired", addr: tlsServer(t, expired), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.pool()},
+		{name: "expired", addr: tlsServer(t, expired), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.Pool()},
 			wantCause: "tls.expired", wantEvid: "x509: certificate has expired or is not yet valid", wantChain: 2},
-		{name: "expiring soon", addr: tlsServer(t, expiring), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.pool()},
+		{name: "expiring soon", addr: tlsServer(t, expiring), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.Pool()},
 			wantChain: 2, wantWarn: []string{"tls.expiring"}},
-		{name: "skip_verify accepts anything, with a warning", addr: tlsServer(t, good), serverName: "other.example", cfg: &tls.Config{RootCAs: other.pool(), InsecureSkipVerify: true},
+		{name: "skip_verify accepts anything, with a warning", addr: tlsServer(t, good), serverName: "other.example", cfg: &tls.Config{RootCAs: other.Pool(), InsecureSkipVerify: true},
 			wantChain: 2, wantWarn: []string{"tls.skip-verify"}},
-		{name: "plain HTTP on the TLS port", addr: plain.Listener.Addr().String(), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.pool()},
+		{name: "plain HTTP on the TLS port", addr: plain.Listener.Addr().String(), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.Pool()},
 			wantCause: "tls.plain-http", wantEvid: "first record does not look like a TLS handshake"},
-		{name: "server never speaks TLS", addr: silentServer(t), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.pool()}, timeout: 200 * time.Millisecond,
+		{name: "server never speaks TLS", addr: silentServer(t), serverName: "registry.example", cfg: &tls.Config{RootCAs: ca.Pool()}, timeout: 200 * time.Millisecond,
 			wantCause: "tls.timeout"},
-		{name: "no server name and no skip_verify", addr: tlsServer(t, good), serverName: "", cfg: &tls.Config{RootCAs: ca.pool()},
+		{name: "no server name and no skip_verify", addr: tlsServer(t, good), serverName: "", cfg: &tls.Config{RootCAs: ca.Pool()},
 			wantCause: "tls.handshake", wantEvid: "either ServerName or InsecureSkipVerify"},
 	}
 	for _, tt := range tests {
@@ -114,10 +116,10 @@ func TestHandshake(t *testing.T) {
 }
 
 func TestHandshakeIPName(t *testing.T) {
-	ca := newTestCA(t, "pullpath test CA")
+	ca := testpki.MustCA(t, "pullpath test CA")
 	now := time.Now()
-	withIP := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example", "127.0.0.1"))
-	nameOnly := tlsServer(t, ca.serverCert(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example"))
+	withIP := tlsServer(t, serverCert(t, ca, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example", "127.0.0.1"))
+	nameOnly := tlsServer(t, serverCert(t, ca, now.Add(-time.Hour), now.Add(90*24*time.Hour), "registry.example"))
 	tests := []struct {
 		name, addr, want string
 	}{
@@ -130,7 +132,7 @@ func TestHandshakeIPName(t *testing.T) {
 			if cr.Err != nil {
 				t.Fatal(cr.Err)
 			}
-			got := Handshake(context.Background(), cr.Conn, "127.0.0.1", &tls.Config{RootCAs: ca.pool()}, time.Second)
+			got := Handshake(context.Background(), cr.Conn, "127.0.0.1", &tls.Config{RootCAs: ca.Pool()}, time.Second)
 			if got.Conn != nil {
 				got.Conn.Close()
 			}

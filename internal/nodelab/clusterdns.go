@@ -28,8 +28,8 @@ var PodRange = netip.MustParsePrefix("10.244.0.0/16")
 // Upstream (the lab's private zone); every other name, the cluster's own
 // service names included (the tier runs no Service behind them), gets
 // NXDOMAIN. A node whose own resolver is the public view resolves the
-// registry publicly while its pods resolve it privately: the divergence of
-// issue 25.
+// registry publicly while its pods resolve it privately: the node's path
+// and the pod's part at dns, as diagnose --pod-view shows.
 type ClusterDNS struct {
 	Zone     string
 	Upstream netip.AddrPort

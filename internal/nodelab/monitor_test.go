@@ -39,7 +39,7 @@ const (
 	monitorJob = "pullpath-monitor"
 )
 
-// TestMonitorOnRealNodes is issue 12's proof on real kubelets: three pools
+// TestMonitorOnRealNodes runs the monitor on real kubelets: three pools
 // (the tainted system pool, pool A, pool B), the DaemonSet of deploy/monitor
 // applied as its files say (only the image and the ConfigMap's targets and
 // interval replaced), and a real Prometheus in the control-plane namespace

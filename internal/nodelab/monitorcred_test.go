@@ -188,8 +188,8 @@ func shortRules(t *testing.T) string {
 	return f
 }
 
-// TestMonitorKubeletProvider is issue 28's row: the article's case in
-// miniature. A pool of two AKS-like nodes pulls from a private repository
+// TestMonitorKubeletProvider is the monitor on AKS with ACR and the
+// kubelet's credential provider, in miniature. A pool of two AKS-like nodes pulls from a private repository
 // that refuses anonymous pulls, with no pull Secret: the kubelets get
 // credentials from a kubelet credential provider laid out as on AKS (config
 // and binary under /var/lib/kubelet, flags in /etc/default/kubelet), which
@@ -211,20 +211,13 @@ func shortRules(t *testing.T) string {
 //     the discovered job name (kubernetes-pods), not pullpath-monitor.
 func TestMonitorKubeletProvider(t *testing.T) {
 	tiers.Require(t, tiers.Nodelab, tiers.File(tiers.PrometheusBin))
-	before := nodelab.Snapshot(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	specs := []nodelab.NodeSpec{
 		{Name: "aks-acrpool-60000000-vmss000000", Pool: "acrpool", NodeImageVersion: imageV1, Mode: "User", Index: 8},
 		{Name: "aks-acrpool-60000000-vmss000001", Pool: "acrpool", NodeImageVersion: imageV1, Mode: "User", Index: 9},
 	}
-	names := []string{specs[0].Name, specs[1].Name}
-	w := startWorld(t, ctx, names)
-	t.Cleanup(func() {
-		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
-			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
-		}
-	})
+	w := startWorldFor(t, ctx, specs)
 	provider := credtest.Build(t)
 	app, err := nodelab.BinaryImage(filepath.Join(w.tools, "pause"), "/app")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/pullpath/pullpath/internal/cli/clustercmd"
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/nodelab"
@@ -50,10 +51,11 @@ var (
 // the public roots): the pod-view probe reads the pod's own /etc.
 const podViewProbeImage = mcrHost + "/pullpath/pullpath-node:podview"
 
-// TestPodViewOnRealNodes is issue 25 on real kubelets: five pools, one row
-// each, a Deployment with one replica per node, and one `diagnose --probe
-// --pod-view` whose node probe and pod-view probe on each pool's node must
-// part at the hop the row builds, with the kubelet's own event beside:
+// TestPodViewOnRealNodes compares the pod's path and the node's on real
+// kubelets: five pools, one row each, a Deployment with one replica per
+// node, and one `diagnose --probe --pod-view` whose node probe and pod-view
+// probe on each pool's node must part at the hop the row builds, with the
+// kubelet's own event beside:
 //
 //   - pvdns: pods resolve the registry privately through the cluster DNS,
 //     the node's resolver answers NXDOMAIN: parting hop dns, node-fails;
@@ -138,7 +140,7 @@ func TestPodViewOnRealNodes(t *testing.T) {
 	r := w.diagnosePodView(ctx)
 	t.Logf("diagnose --probe --pod-view: %v", time.Since(phase).Round(time.Millisecond))
 	var text bytes.Buffer
-	if err := cluster.WriteText(&text, r); err != nil {
+	if err := clustercmd.WriteDiagnoseText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the report as text:\n%s", text.String())

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pullpath/pullpath/internal/testpki"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -60,9 +61,10 @@ func summarise(root string, hs []RegistryHost) []hostSummary {
 var allCaps = []string{"pull", "resolve", "push", "referrers"}
 
 func TestRegistryHosts(t *testing.T) {
-	nodeCA := newTestCA(t, "node CA")
-	mirrorCA := newTestCA(t, "mirror CA")
-	_, clientCert, clientKey := mirrorCA.leaf(t, "client")
+	nodeCA := testpki.MustCA(t, "node CA")
+	mirrorCA := testpki.MustCA(t, "mirror CA")
+	client := mirrorCA.MustIssue(t, testpki.Leaf{Names: []string{"client"}, Client: true})
+	clientCert, clientKey := testpki.CertPEM(client), testpki.KeyPEM(client.PrivateKey)
 	const d = "/etc/containerd/certs.d"
 	tests := []struct {
 		name     string
@@ -160,8 +162,8 @@ func TestRegistryHosts(t *testing.T) {
   ca = ["/usr/local/share/ca/mirror-ca.pem"]
 [host."https://none.example"]
 `,
-				d + "/registry.example/mirror-ca.pem": string(mirrorCA.pem),
-				"/usr/local/share/ca/mirror-ca.pem":   string(mirrorCA.pem),
+				d + "/registry.example/mirror-ca.pem": string(mirrorCA.PEM),
+				"/usr/local/share/ca/mirror-ca.pem":   string(mirrorCA.PEM),
 				"/etc/pki/client.cert":                string(clientCert),
 				"/etc/pki/client.key":                 string(clientKey),
 			},
@@ -189,7 +191,7 @@ func TestRegistryHosts(t *testing.T) {
 			name: "docker-style cert files without hosts.toml",
 			host: "registry.example",
 			files: map[string]string{
-				d + "/registry.example/ca.crt": string(mirrorCA.pem),
+				d + "/registry.example/ca.crt": string(mirrorCA.PEM),
 			},
 			want: []hostSummary{
 				{Host: "registry.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, CAFiles: []string{d + "/registry.example/ca.crt"}, DialTimeout: 30 * time.Second},
@@ -245,7 +247,7 @@ func TestRegistryHosts(t *testing.T) {
 			host: "registry.example",
 			files: map[string]string{
 				d + "/registry.example/hosts.toml":    "server = \"https://registry.example\"\n[host.\"https://mirror.example\"]\n[host.\"https://registry.example\"]\nca = \"mirror-ca.pem\"\n",
-				d + "/registry.example/mirror-ca.pem": string(mirrorCA.pem),
+				d + "/registry.example/mirror-ca.pem": string(mirrorCA.PEM),
 			},
 			want: []hostSummary{
 				{Host: "mirror.example", Scheme: "https", Path: "/v2", Capabilities: allCaps, Mirror: true, Source: d + "/registry.example/hosts.toml", DialTimeout: 30 * time.Second},
@@ -281,7 +283,7 @@ func TestRegistryHosts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			files := map[string]string{"/etc/ssl/certs/ca-certificates.crt": string(nodeCA.pem), "/etc/resolv.conf": "nameserver 10.0.0.1\n"}
+			files := map[string]string{"/etc/ssl/certs/ca-certificates.crt": string(nodeCA.PEM), "/etc/resolv.conf": "nameserver 10.0.0.1\n"}
 			for k, v := range tt.files {
 				files[k] = v
 			}
@@ -316,7 +318,7 @@ func TestRegistryHosts(t *testing.T) {
 }
 
 func TestRegistryHostsErrors(t *testing.T) {
-	nodeCA := newTestCA(t, "node CA")
+	nodeCA := testpki.MustCA(t, "node CA")
 	const d = "/etc/containerd/certs.d/registry.example"
 	tests := []struct {
 		name      string
@@ -369,7 +371,7 @@ func TestRegistryHostsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			files := map[string]string{"/etc/ssl/certs/ca-certificates.crt": string(nodeCA.pem)}
+			files := map[string]string{"/etc/ssl/certs/ca-certificates.crt": string(nodeCA.PEM)}
 			for k, v := range tt.files {
 				files[k] = v
 			}

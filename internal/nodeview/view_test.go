@@ -9,18 +9,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pullpath/pullpath/internal/testpki"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 func TestLoad(t *testing.T) {
-	nodeCA := newTestCA(t, "node root CA")
-	otherCA := newTestCA(t, "other CA")
+	nodeCA := testpki.MustCA(t, "node root CA")
+	otherCA := testpki.MustCA(t, "other CA")
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{
 		"/run/systemd/resolve/stub-resolv.conf": "nameserver 127.0.0.53\nsearch corp.example\n",
 		"/etc/resolv.conf":                      "->/run/systemd/resolve/stub-resolv.conf",
 		"/etc/hosts":                            "127.0.0.1 localhost\n10.1.2.3 myreg.azurecr.io\nnot-an-ip x\n",
-		"/etc/ssl/certs/ca-certificates.crt":    string(nodeCA.pem),
+		"/etc/ssl/certs/ca-certificates.crt":    string(nodeCA.PEM),
 	})
 	v, err := Load(root)
 	if err != nil {
@@ -50,7 +51,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestLoadFailures(t *testing.T) {
-	ca := newTestCA(t, "node root CA")
+	ca := testpki.MustCA(t, "node root CA")
 	tests := []struct {
 		name      string
 		files     map[string]string
@@ -61,25 +62,25 @@ func TestLoadFailures(t *testing.T) {
 	}{
 		{
 			name:     "missing resolv.conf means localhost, with a warning",
-			files:    map[string]string{"/etc/ssl/cert.pem": string(ca.pem)},
+			files:    map[string]string{"/etc/ssl/cert.pem": string(ca.PEM)},
 			wantWarn: "dns.no-resolv-conf",
 		},
 		{
 			name:      "resolv.conf is a directory",
-			files:     map[string]string{"/etc/ssl/cert.pem": string(ca.pem)},
+			files:     map[string]string{"/etc/ssl/cert.pem": string(ca.PEM)},
 			dirs:      []string{"/etc/resolv.conf"},
 			wantCause: "config.resolv-conf",
 			wantFile:  "/etc/resolv.conf",
 		},
 		{
 			name:      "resolv.conf names no usable nameserver",
-			files:     map[string]string{"/etc/resolv.conf": "nameserver dns.corp.example\n", "/etc/ssl/cert.pem": string(ca.pem)},
+			files:     map[string]string{"/etc/resolv.conf": "nameserver dns.corp.example\n", "/etc/ssl/cert.pem": string(ca.PEM)},
 			wantCause: "config.resolv-conf",
 			wantFile:  "/etc/resolv.conf",
 		},
 		{
 			name:      "hosts is a directory",
-			files:     map[string]string{"/etc/resolv.conf": "nameserver 10.0.0.1\n", "/etc/ssl/cert.pem": string(ca.pem)},
+			files:     map[string]string{"/etc/resolv.conf": "nameserver 10.0.0.1\n", "/etc/ssl/cert.pem": string(ca.PEM)},
 			dirs:      []string{"/etc/hosts"},
 			wantCause: "config.hosts-file",
 			wantFile:  "/etc/hosts",
@@ -134,12 +135,12 @@ func TestLoadFailures(t *testing.T) {
 }
 
 func TestLoadTrustDirs(t *testing.T) {
-	a, b := newTestCA(t, "bundle CA"), newTestCA(t, "dir CA")
+	a, b := testpki.MustCA(t, "bundle CA"), testpki.MustCA(t, "dir CA")
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{
 		"/etc/resolv.conf": "nameserver 10.0.0.1\n",
-		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem": string(a.pem),
-		"/usr/share/extra/dir-ca.pem":                       string(b.pem),
+		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem": string(a.PEM),
+		"/usr/share/extra/dir-ca.pem":                       string(b.PEM),
 		"/etc/pki/tls/certs/dir-ca.pem":                     "->/usr/share/extra/dir-ca.pem",
 		"/etc/pki/tls/certs/abcd.0":                         "->dir-ca.pem",
 	})

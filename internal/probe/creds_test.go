@@ -14,7 +14,7 @@ import (
 
 // TestCredentialsKubeletRule: the probe's credentials for an image are the
 // kubelet's (internal/keychain), from a pull secret in any of its forms.
-// Issue 22: a key for team-a is not sent for team-b, nor registry.lab/other
+// By that rule a key for team-a is not sent for team-b, nor registry.lab/other
 // or registry.lab/lab/multi2 for registry.lab/lab/multi.
 func TestCredentialsKubeletRule(t *testing.T) {
 	dir := t.TempDir()

@@ -3,19 +3,14 @@ package probe_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +26,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/report"
+	"github.com/pullpath/pullpath/internal/testpki"
 )
 
 // The hostile network: TLS servers on loopback addresses 127.0.0.1-9, all
@@ -118,32 +114,18 @@ func (s *hsrv) saw(secrets []string) (string, bool) {
 
 func newHNet(t *testing.T) *hnet {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hostile CA"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: hRegistry}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	ca := testpki.MustCA(t, "hostile CA")
+	leaf := testpki.Leaf{Names: []string{hRegistry}}
 	for name := range hostileNames {
-		leafTmpl.DNSNames = append(leafTmpl.DNSNames, name)
+		leaf.Names = append(leaf.Names, name)
 	}
 	for i := 1; i <= 9; i++ {
-		leafTmpl.IPAddresses = append(leafTmpl.IPAddresses, net.IPv4(127, 0, 0, byte(i)))
+		leaf.IPs = append(leaf.IPs, net.IPv4(127, 0, 0, byte(i)))
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &hnet{leaf: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}, ca: ca, root: t.TempDir()}
+	n := &hnet{leaf: ca.MustIssue(t, leaf), ca: ca.Cert, root: t.TempDir()}
 	bundle := filepath.Join(n.root, "etc/ssl/certs/ca-certificates.crt")
 	must(t, os.MkdirAll(filepath.Dir(bundle), 0o755))
-	must(t, os.WriteFile(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))
+	must(t, os.WriteFile(bundle, ca.PEM, 0o644))
 	// A resolv.conf naming a closed loopback port: every name is in
 	// /etc/hosts, and a lookup that escaped would fail fast on loopback.
 	must(t, os.WriteFile(filepath.Join(n.root, "etc/resolv.conf"), []byte("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"), 0o644))

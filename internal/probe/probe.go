@@ -567,7 +567,7 @@ func (p *prober) clientMSS(h nodeview.RegistryHost, plain func(host string) bool
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	base := &http.Transport{
-		Proxy:                 nil, // containerd's proxy environment is not modelled yet; see README
+		Proxy:                 nil, // tr.dial tunnels through containerd's proxy itself, so the proxy is a step of the trace
 		MaxIdleConnsPerHost:   p.o.Jobs + 2,
 		ResponseHeaderTimeout: 3 * p.o.Timeout,
 		IdleConnTimeout:       30 * time.Second,
@@ -650,8 +650,9 @@ func HumanBytes(n int64) string {
 }
 
 // podView warns when the resolver the probe reads is a pod's cluster DNS
-// (ClusterFirst: search domains under cluster.local), not the node's: R1,
-// such evidence proves nothing about the pull.
+// (ClusterFirst: search domains under cluster.local), not the node's: the
+// runtime pulls with the node's resolver, so a pod's proves nothing about
+// the pull.
 func podView(v *nodeview.View) (verdict.Warning, bool) {
 	for _, d := range v.Resolv.Search {
 		if strings.HasSuffix(strings.TrimSuffix(d, "."), "svc.cluster.local") {

@@ -10,7 +10,7 @@ import (
 	"github.com/opencontainers/go-digest"
 )
 
-// TestProbeStopsTrickles is issue 9's trickle case through the whole probe
+// TestProbeStopsTrickles runs a trickling server through the whole probe
 // (its dialer's idle timeout included, which a byte every 200 ms resets):
 // a manifest, a token and a layer sent at one byte per 200 ms end as
 // transfer.stall within seconds, not at the run's deadline.

@@ -209,7 +209,14 @@ func (r *rewriter) done() string {
 // the index after it.
 func (r *rewriter) url(l string, i int) int {
 	s := r.s
-	end := i
+	end := i + strings.Index(l[i:], "//") + 2
+	if end < len(s) && s[end] == '[' {
+		// An IPv6 literal host ([2001:db8::1]:5000): its brackets are part
+		// of the URL, where elsewhere a bracket ends it.
+		if k := strings.IndexByte(s[end:], ']'); k > 0 && isIPv6Literal(s[end+1:end+k]) {
+			end += k + 1
+		}
+	}
 	for end < len(s) && !urlStop(l[end]) {
 		end++
 	}
@@ -550,6 +557,27 @@ func mixed(s string) bool {
 func isBase64URL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !(isAlnum(c) || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isIPv6Literal reports whether h can be the inside of a URL's [host]: hex
+// digits, colons and dots (an embedded IPv4), then maybe a %zone.
+func isIPv6Literal(h string) bool {
+	addr, zone, _ := strings.Cut(h, "%")
+	if addr == "" {
+		return false
+	}
+	for i := 0; i < len(addr); i++ {
+		c := addr[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
+			return false
+		}
+	}
+	for i := 0; i < len(zone); i++ {
+		if c := zone[i]; !(isAlnum(c) || c == '-' || c == '_' || c == '.' || c == '%') {
 			return false
 		}
 	}

@@ -57,6 +57,20 @@ func TestStringRedacts(t *testing.T) {
 		{"user info", "POST https://puller:SECRETpw@r.example/oauth2/token", "SECRETpw", "r.example/oauth2/token"},
 		{"user info in unparsable url", "POST https://puller:SECRETpw@r.exa mple", "SECRETpw", ""},
 		{"yaml registry token header", "X-Registry-Auth: SECRETxra", "SECRETxra", "X-Registry-Auth:"},
+		// Signed URLs and tokens in query strings, as a runtime's error quotes
+		// them in the kubelet's event (Go's `Get "URL": cause`): every query
+		// value goes, whatever its key, except ns, service and scope.
+		{"event: azure sas", `failed to copy: httpReadSeeker: failed open: failed to do request: Get "https://myacr.blob.core.windows.net/x/y?sv=2020&sig=SECRETSIG&se=2026": dial tcp 10.0.0.9:443: i/o timeout`, "SECRETSIG", `Get "https://myacr.blob.core.windows.net/x/y?sv=REDACTED&sig=REDACTED&se=REDACTED": dial tcp 10.0.0.9:443: i/o timeout`},
+		{"event: x-amz-signature", `Get "https://prod-us-east-1-starport-layer-bucket.s3.us-east-1.amazonaws.com/a/b?X-Amz-Security-Token=SECRETtok&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=ASIAY34FZKBOKMUTVV7A%2F20261129%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-SignedHeaders=host&X-Amz-Signature=SECRETsig": net/http: TLS handshake timeout`, "SECRET", "s3.us-east-1.amazonaws.com/a/b?"},
+		{"event: x-amz credential", `Get "https://b.s3.amazonaws.com/a/b?X-Amz-Credential=ASIAY34FZKBOKMUTVV7A%2F20261129": EOF`, "ASIAY34FZKBOKMUTVV7A", `"https://b.s3.amazonaws.com/a/b?X-Amz-Credential=REDACTED": EOF`},
+		{"event: x-goog-signature", `Get "https://storage.googleapis.com/artifacts.p.appspot.com/containers/images/sha256:ab?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=SECRETcred%40p.iam.gserviceaccount.com&X-Goog-Signature=SECRETsig": dial tcp: i/o timeout`, "SECRET", "storage.googleapis.com/artifacts.p.appspot.com/containers/images/sha256:ab?"},
+		{"event: cloudflare verify", `Get "https://production.cloudflare.docker.com/registry-v2/docker/registry/v2/blobs/sha256/ab/abc/data?verify=1764590000-SECRETverify%2Bsig": read: connection reset by peer`, "SECRETverify", "data?verify=REDACTED"},
+		{"event: token in query", `Get "https://auth.example/token?scope=repository%3Ateam%2Fapp%3Apull&service=reg&access_token=SECRETat": EOF`, "SECRETat", "scope=repository%3Ateam%2Fapp%3Apull&service=reg&access_token=REDACTED"},
+		{"event: unknown key", `Get "https://cdn.example/blob?exp=1764590000&hmac=SECREThmac": EOF`, "SECREThmac", "cdn.example/blob?exp=REDACTED&hmac=REDACTED"},
+		{"event: ipv6 host", `Get "https://[2001:db8::1]:5000/blob?hmac=SECREThmac": dial tcp [2001:db8::1]:5000: i/o timeout`, "SECREThmac", `"https://[2001:db8::1]:5000/blob?hmac=REDACTED": dial tcp [2001:db8::1]:5000: i/o timeout`},
+		{"event: ipv6 host with zone", `Get "https://[fe80::1%25eth0]/blob?hmac=SECREThmac": EOF`, "SECREThmac", "hmac=REDACTED"},
+		{"event: bad escape in query", `Get "https://cdn.example/blob?sig=SECRET%zz": EOF`, "SECRET", `"https://cdn.example/blob?sig=REDACTED": EOF`},
+		{"event: unparsable url", `Get "https://[::1/blob?sig=SECRET": EOF`, "SECRET", `"https://[::1/blob?sig=REDACTED": EOF`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,7 +120,7 @@ func TestSchemaAzureRealScenarios(t *testing.T) {
 		schematest.Validate(t, report.KindAzureReport, out)
 	}
 	if n < 11 {
-		t.Errorf("%d real scenarios, want the 11 of issue 24 at least", n)
+		t.Errorf("%d real scenarios, want at least the 11 recorded from real az and ARM output", n)
 	}
 	_, out, _ := runAzure(t, "--from-az", real+"udr-none", "--target", "registry.corp.example=10.10.0.4", "-o", "json")
 	schematest.RejectsEdits(t, report.KindAzureReport, out,

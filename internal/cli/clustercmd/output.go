@@ -27,7 +27,7 @@ func diagnoseRenderer(format string) (func(io.Writer, *cluster.Report) error, er
 	case report.FormatHTML:
 		return func(w io.Writer, r *cluster.Report) error { return report.WriteHTML(w, diagnosePage(r)) }, nil
 	}
-	return cluster.WriteText, nil
+	return WriteDiagnoseText, nil
 }
 
 // checkWorkloadArgs rejects a kind without a name (`diagnose pod`), which

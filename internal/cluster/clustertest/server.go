@@ -7,15 +7,9 @@ package clustertest
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/pullpath/pullpath/internal/testpki"
 	"github.com/pullpath/pullpath/internal/tiers"
 )
 
@@ -118,26 +113,26 @@ func StartWith(t testing.TB, o Options) *Server {
 	tokens := filepath.Join(dir, "tokens.csv")
 	writeFile(t, tokens, AdminToken+",admin,admin-uid,system:masters\n")
 	port := freePort(t)
-	srv := &Server{URL: "https://127.0.0.1:" + strconv.Itoa(port), CAFile: pki.caFile}
+	srv := &Server{URL: "https://127.0.0.1:" + strconv.Itoa(port), CAFile: pki.CAFile}
 	start(t, filepath.Join(dir, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(port),
 		"--cert-dir", filepath.Join(dir, "apiserver-certs"),
-		"--tls-cert-file", pki.certFile,
-		"--tls-private-key-file", pki.keyFile,
+		"--tls-cert-file", pki.CertFile,
+		"--tls-private-key-file", pki.KeyFile,
 		"--token-auth-file", tokens,
 		"--authorization-mode", "RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file", pki.saKeyFile,
-		"--service-account-signing-key-file", pki.saKeyFile,
+		"--service-account-key-file", pki.SAKeyFile,
+		"--service-account-signing-key-file", pki.SAKeyFile,
 		"--service-cluster-ip-range", "10.96.0.0/24",
 		"--allow-privileged=true",
 		"--enable-priority-and-fairness=false",
 		"--v", "0",
 	)
-	srv.Config = &rest.Config{Host: srv.URL, BearerToken: AdminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: pki.caFile}, Timeout: 30 * time.Second, QPS: 200, Burst: 400}
+	srv.Config = &rest.Config{Host: srv.URL, BearerToken: AdminToken, TLSClientConfig: rest.TLSClientConfig{CAFile: pki.CAFile}, Timeout: 30 * time.Second, QPS: 200, Burst: 400}
 	waitReady(ctx, t, srv, filepath.Join(dir, "kube-apiserver.log"))
 	cs, err := kubernetes.NewForConfig(srv.Config)
 	if err != nil {
@@ -160,7 +155,7 @@ contexts:
 - name: test
   context: {cluster: test, user: admin, namespace: default}
 current-context: test
-`, srv.URL, pki.caFile, AdminToken))
+`, srv.URL, pki.CAFile, AdminToken))
 	return srv
 }
 
@@ -253,46 +248,13 @@ func waitReady(ctx context.Context, t testing.TB, srv *Server, logFile string) {
 	t.Fatalf("kube-apiserver did not become ready: %s\n%s", last, b)
 }
 
-type pkiFiles struct{ caFile, certFile, keyFile, saKeyFile string }
-
 // writePKI makes a CA, a serving certificate for 127.0.0.1/localhost and a
 // service-account signing key, all fresh for this test.
-func writePKI(t testing.TB, dir string) pkiFiles {
+func writePKI(t testing.TB, dir string) testpki.APIServerFiles {
 	t.Helper()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pullpath-test-ca"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	f, err := testpki.WriteAPIServer(dir, net.IPv4(127, 0, 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	pemOf := func(typ string, b []byte) string { return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b})) }
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	saDER, _ := x509.MarshalECPrivateKey(saKey)
-	f := pkiFiles{
-		caFile: filepath.Join(dir, "ca.crt"), certFile: filepath.Join(dir, "apiserver.crt"),
-		keyFile: filepath.Join(dir, "apiserver.key"), saKeyFile: filepath.Join(dir, "sa.key"),
-	}
-	writeFile(t, f.caFile, pemOf("CERTIFICATE", caDER))
-	writeFile(t, f.certFile, pemOf("CERTIFICATE", der))
-	writeFile(t, f.keyFile, pemOf("EC PRIVATE KEY", keyDER))
-	writeFile(t, f.saKeyFile, pemOf("EC PRIVATE KEY", saDER))
 	return f
 }

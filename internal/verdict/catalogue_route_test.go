@@ -31,3 +31,19 @@ func TestMTUCauses(t *testing.T) {
 		t.Errorf("transfer.stall layer = %s, want transfer", l)
 	}
 }
+
+// TestRegisterTwicePanics: a second entry with a code already in the
+// catalogue (two merged branches adding the same code) stops the program
+// instead of silently replacing the first.
+func TestRegisterTwicePanics(t *testing.T) {
+	before, _ := Lookup(CodeRouteMTU)
+	defer func() {
+		if recover() == nil {
+			t.Error("registering route.mtu twice did not panic")
+		}
+		if after, _ := Lookup(CodeRouteMTU); after.Summary != before.Summary {
+			t.Error("the second registration replaced the first")
+		}
+	}()
+	register(Cause{Code: CodeRouteMTU, Layer: LayerRoute, Summary: "a second one"})
+}

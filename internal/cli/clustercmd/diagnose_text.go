@@ -1,4 +1,4 @@
-package cluster
+package clustercmd
 
 import (
 	"bufio"
@@ -8,15 +8,18 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/pullpath/pullpath/internal/cluster"
 )
 
 // maxTextNodes bounds the node table of the text report; the JSON report
 // always has every node.
 const maxTextNodes = 60
 
-// WriteText renders r for a terminal: the verdict and summary first, then
-// the events, pools, nodes, replicas, identity, next steps and notes.
-func WriteText(w io.Writer, r *Report) error {
+// WriteDiagnoseText renders diagnose's report for a terminal: the verdict
+// and summary first, then the events, pools, nodes, replicas, identity,
+// next steps and notes. internal/cluster analyses; this renders.
+func WriteDiagnoseText(w io.Writer, r *cluster.Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 
@@ -44,7 +47,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Node != "" {
 		p("Landed on: %s\n", r.Node)
 	}
-	if r.Trigger.Kind != TriggerNone {
+	if r.Trigger.Kind != cluster.TriggerNone {
 		p("Trigger:   %s at %s (the trigger, not the cause)\n           %s\n", r.Trigger.Kind, r.Trigger.Time.UTC().Format(time.RFC3339), r.Trigger.Evidence)
 	} else if r.Trigger.Evidence != "" {
 		p("Trigger:   none: %s\n", r.Trigger.Evidence)
@@ -216,7 +219,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func cachedText(n *Node) string {
+func cachedText(n *cluster.Node) string {
 	switch {
 	case n.Cached:
 		return "yes (" + n.CacheMatch + ")"
@@ -229,7 +232,7 @@ func cachedText(n *Node) string {
 // textNodes picks the nodes the text table shows: all of them when few,
 // else the ones that carry evidence (landed, failing, probed, running) and
 // the oldest and newest node of every pool.
-func textNodes(r *Report) ([]Node, int) {
+func textNodes(r *cluster.Report) ([]cluster.Node, int) {
 	if len(r.Nodes) <= maxTextNodes {
 		return r.Nodes, 0
 	}
@@ -252,7 +255,7 @@ func textNodes(r *Report) ([]Node, int) {
 	for _, i := range last {
 		keep[i] = true
 	}
-	var out []Node
+	var out []cluster.Node
 	for i := range r.Nodes {
 		if keep[i] && len(out) < maxTextNodes {
 			out = append(out, r.Nodes[i])
@@ -263,7 +266,7 @@ func textNodes(r *Report) ([]Node, int) {
 
 // writePodView renders the node's path and the pod's side by side, the
 // parting hop marked.
-func writePodView(w io.Writer, n *Node, pv *PodView) {
+func writePodView(w io.Writer, n *cluster.Node, pv *cluster.PodView) {
 	fmt.Fprintf(w, "\nPod view vs node on %s (pool %s): %s", n.Name, n.Pool, pv.Divergence)
 	if pv.PartingHop != "" {
 		fmt.Fprintf(w, ", parting hop %s", pv.PartingHop)
@@ -291,7 +294,7 @@ func writePodView(w io.Writer, n *Node, pv *PodView) {
 }
 
 // sideText is one side of a hop for the text table.
-func sideText(s PathSide) string {
+func sideText(s cluster.PathSide) string {
 	mark := "✔"
 	switch s.Status {
 	case "failed":

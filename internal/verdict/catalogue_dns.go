@@ -1,0 +1,60 @@
+package verdict
+
+// The dns layer's causes and warnings.
+var dnsEntries = []Cause{
+	Cause{Code: "dns.nxdomain", Layer: LayerDNS,
+		Summary: "The node's resolver says {endpoint} does not exist (NXDOMAIN).",
+		Next:    []string{"Resolve the name from the node's context: `dig <host>` against the nameservers in the node's /etc/resolv.conf.", "For a private registry, check that the private DNS zone (e.g. privatelink.*) is linked to the node network or forwarded by the custom DNS servers the node uses.", credsIrrelevant}},
+	Cause{Code: "dns.servfail", Layer: LayerDNS,
+		Summary: "The node's resolver failed to answer for {endpoint} (SERVFAIL or refused).",
+		Next:    []string{"Check the DNS servers in the node's /etc/resolv.conf and their forwarders for the registry's zone.", credsIrrelevant}},
+	Cause{Code: "dns.timeout", Layer: LayerDNS,
+		Summary: "The node's resolver did not answer in time for {endpoint}.",
+		Next:    []string{"Check that the node can reach its nameservers on UDP/TCP 53 (routes, NSGs/security groups, firewall) and that they are up.", credsIrrelevant}},
+	Cause{Code: "dns.unreachable", Layer: LayerDNS,
+		Summary: "The node's resolver cannot be reached to look up {endpoint} (nothing answers on port 53).",
+		Next:    []string{"Check that the nameservers in the node's /etc/resolv.conf are up and reachable from the node on UDP/TCP 53 (routes, NSGs/security groups, firewall).", credsIrrelevant}},
+	Cause{Code: "dns.no-address", Layer: LayerDNS,
+		Summary: "The node's resolver knows {endpoint} but returns no address for it.",
+		Next:    []string{"Check the A/AAAA records of the name in the zone the node resolves.", credsIrrelevant}},
+	Cause{Code: "dns.private-zone", Layer: LayerDNS,
+		Summary: "The node's resolver cannot see the private zone: {endpoint} resolves through a privatelink CNAME to a public address.",
+		Next:    []string{"Link the private DNS zone (e.g. privatelink.azurecr.io) to the node's VNet, or make the custom DNS servers forward it (Azure: 168.63.129.16).", "Add a record for every host the pull touches, including each data endpoint (<reg>.<region>.data) of every replica.", credsIrrelevant}},
+
+	// Found by `pullpath azure` in Azure's configuration (the control
+	// plane) rather than on the wire. Each names the setting to change; the
+	// verdict's summary carries the exact resource and value.
+	Cause{Code: "dns.zone-not-linked", Layer: LayerDNS,
+		Summary: "The private DNS zone that holds {endpoint} is not linked to the VNet whose resolver the nodes use, so the name resolves to the registry's public address.",
+		Next:    []string{"Link the zone (privatelink.azurecr.io) to that VNet: `az network private-dns link vnet create -g <zone-rg> -z privatelink.azurecr.io -n <link> -v <vnet-id> -e false`.", credsIrrelevant}},
+	Cause{Code: "dns.custom-forwarder", Layer: LayerDNS,
+		Summary: "The node VNet uses custom DNS servers: whether they forward the registry's zone to Azure DNS (168.63.129.16) cannot be seen from Azure's configuration, and without that forwarder {endpoint} resolves to its public address.",
+		Next:    []string{"On each custom DNS server, check for a conditional forwarder for azurecr.io (or privatelink.azurecr.io) to 168.63.129.16, from a server inside a VNet linked to the zone (or an Azure DNS Private Resolver inbound endpoint).", "Check from a node: `dig <registry>.azurecr.io` must answer a CNAME to <registry>.privatelink.azurecr.io and a private A record.", credsIrrelevant}},
+	Cause{Code: "dns.missing-record", Layer: LayerDNS,
+		Summary: "The private DNS zone has no A record for {endpoint}, so the node resolves it to a public address.",
+		Next:    []string{"Add an A record for every FQDN of the private endpoint's DNS configuration (the login server and each <reg>.<region>.data endpoint, one per geo-replica), or attach a private DNS zone group to the endpoint so Azure keeps them.", credsIrrelevant}},
+	Cause{Code: "dns.wrong-record", Layer: LayerDNS,
+		Summary: "The private DNS zone's A record for {endpoint} does not hold the private endpoint's address (a stale record from a deleted or recreated endpoint).",
+		Next:    []string{"Set the A record to the IP in the private endpoint's DNS configuration (`az network private-endpoint show ... --query customDnsConfigs`).", credsIrrelevant}},
+	Cause{Code: "dns.no-endpoint-ip", Layer: LayerDNS, Owner: OwnerRegistry,
+		Summary: "The registry serves {endpoint} but its private endpoint has no address for it (a replica or data endpoint added after the endpoint was created).",
+		Next:    []string{"Recreate or update the private endpoint so its DNS configuration lists every data endpoint (<reg>.<region>.data.azurecr.io for each replica), then add the matching A records.", credsIrrelevant}},
+
+	// Warnings: what works today but will break or mislead.
+	warning("dns.hosts-entry", LayerDNS, OwnerNode,
+		"The registry host resolves from the node's /etc/hosts, not from DNS: the pull works on this node and fails on a node built without the entry (a replacement, a scale-up).",
+		"Publish the name in the DNS zone the nodes resolve (for a private endpoint: the private DNS zone linked to the node network), then remove the hosts entry.",
+		"If the entry is deliberate, make it part of the node image or its bootstrap so every new node gets it."),
+	warning("dns.split-answer", LayerDNS, OwnerDNS,
+		"The node's nameservers give different answers for the same name: which one the runtime asks decides the pull, so it may work and fail by turns.",
+		"Make every nameserver in the node's /etc/resolv.conf serve the same view of the registry's zone (the private zone on all of them, or forwarding to it)."),
+	warning("dns.stub-differs", LayerDNS, OwnerDNS,
+		"systemd-resolved's stub (127.0.0.53) fails for the name while its upstream servers answer: per-link DNS (a VPN interface, say) or a routing domain sends the query elsewhere.",
+		"Check resolved's per-link servers and domains with `resolvectl status` on the node, and the interface that owns the registry's domain."),
+	warning("dns.no-resolv-conf", LayerDNS, OwnerNode,
+		"The node has no /etc/resolv.conf: Go and containerd then ask 127.0.0.1 and ::1, which usually answer nothing.",
+		"Restore /etc/resolv.conf on the node (or the symlink to systemd-resolved's file)."),
+	warning("dns.resolv-conf", LayerDNS, OwnerNode,
+		"A line of the node's resolv.conf is ignored or limited by the resolver (an unknown option, more than three nameservers, a bad address).",
+		"Fix the line the message names in the node's /etc/resolv.conf."),
+}
