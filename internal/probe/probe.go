@@ -255,7 +255,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 
 	// 3. The plan: the hosts the node's runtime would try, in its order,
 	// from its own configuration (runtimecfg.go).
-	hosts, err := p.runtimeHosts(ctx, view, domain, ref)
+	hosts, err := p.runtimeHosts(ctx, view, image, domain, ref)
 	if err != nil {
 		if _, ok := verdict.AsError(err); !ok {
 			err = verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", err)
@@ -364,10 +364,17 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			hostCreds = pl.mirrorCreds
 		}
 		h := pl.host
+		hostRepo, ns := repo, domain
+		if h.Repo != "" {
+			hostRepo = h.Repo
+		}
+		if h.NoNamespace {
+			ns = ""
+		}
 		s := &registry.Session{
 			Client:    pl.client,
-			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: domain, Header: h.Header},
-			Repo:      repo,
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: ns, Header: h.Header},
+			Repo:      hostRepo,
 			Creds:     hostCreds,
 			OnRole:    p.tr.setRole,
 			Timeout:   p.o.Timeout,

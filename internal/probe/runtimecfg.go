@@ -29,7 +29,7 @@ type RuntimePlan struct {
 // returns the hosts it would try for domain, in its order. The report
 // carries the configuration, the plan and the lints; a configuration the
 // runtime refuses is the returned config verdict.
-func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, ref string) ([]nodeview.RegistryHost, error) {
+func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, image, domain, ref string) ([]nodeview.RegistryHost, error) {
 	c, err := runtimecfg.Load(p.o.Root, view.Runtime, runtimecfg.Options{HostsDir: p.o.HostsDir})
 	p.rep.RuntimeConfig = &RuntimeConfig{Config: c}
 	p.rep.Warnings = append(p.rep.Warnings, c.Warnings...)
@@ -37,7 +37,7 @@ func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, 
 		return nil, err
 	}
 	byDigest := strings.HasPrefix(ref, "sha256:") || strings.HasPrefix(ref, "sha512:")
-	plan, err := c.Plan(ctx, view, domain, byDigest)
+	plan, err := c.PlanImage(ctx, view, image, domain, byDigest)
 	if plan != nil {
 		p.rep.RuntimeConfig.Plan = &RuntimePlan{Plan: plan}
 		p.rep.Warnings = append(p.rep.Warnings, plan.Warnings...)

@@ -48,6 +48,7 @@ type Config struct {
 	regFrom map[string]string // legacy mirror host → "file:line"
 	tlsFrom map[string]string
 	fatal   *verdict.Error
+	crio    *crioState // CRI-O's files (crio.go); nil for containerd
 }
 
 // Options override what Load finds.
@@ -83,11 +84,12 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	c.Runtime = detectContainerd(root, rb)
 	if rb.Path == "" && lay == nil {
 		if f := crioFile(root); f != "" {
-			// A CRI-O node: its registries.conf is not modelled yet, so
-			// the plan below (containerd's) is not the runtime's; say so
-			// rather than let it pass for the node's.
-			c.Runtime = Runtime{Name: CRIO, Binary: f, major: -1, minor: -1}
-			c.warn(verdict.CodeConfigRuntimeUnmodelled, fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
+			// A CRI-O node: crio.conf, registries.conf and certs.d
+			// (crio.go, registries.go, crio_plan.go).
+			c.Runtime = Runtime{Name: CRIO, Binary: f, VersionSource: f + " found on the node (CRI-O's version is not read)", major: -1, minor: -1}
+			c.Settings = append(c.Settings, Setting{Key: "runtime", Value: CRIO, Source: f + " is on the node and no containerd is"})
+			err := c.loadCRIO(root)
+			return c, err
 		}
 	}
 	if c.Runtime.major < 0 {
