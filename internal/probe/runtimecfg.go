@@ -2,11 +2,15 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // RuntimeConfig is what the probe read of the node runtime's configuration
@@ -51,16 +55,50 @@ func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, image, d
 	return plan.Hosts, nil
 }
 
-// markServed records which plan endpoint served the manifest.
+// markServed records which plan endpoint served the manifest, and lints
+// the plan against what the pull saw.
 func (p *prober) markServed() {
 	rc := p.rep.RuntimeConfig
 	if rc == nil || rc.Plan == nil || p.rep.ServedBy == "" {
 		return
 	}
+	p.lintInsecureTLS(rc.Plan.Plan)
 	for _, e := range rc.Plan.Endpoints {
 		if registry.Endpoint(e.Scheme, e.Host) == p.rep.ServedBy {
 			rc.Plan.ServedBy = e.Order
 			return
+		}
+	}
+}
+
+// lintInsecureTLS warns for every CRI-O endpoint marked insecure
+// (registries.conf insecure = true, crio.image.insecure_registries) on
+// which the pull completed a TLS handshake: TLS is offered, but
+// containers/image verifies nothing there and retries over plain http.
+func (p *prober) lintInsecureTLS(plan *runtimecfg.Plan) {
+	if plan.CRIO == nil {
+		return
+	}
+	for _, e := range plan.Endpoints {
+		if !e.TLS.SkipVerify {
+			continue
+		}
+		host, port := e.Host, 443
+		if h, ps, err := net.SplitHostPort(e.Host); err == nil {
+			host = h
+			port, _ = strconv.Atoi(ps)
+		}
+		for _, ep := range p.tr.endpoints() {
+			if ep.Host != host || ep.Port != port {
+				continue
+			}
+			for _, st := range ep.Steps {
+				if st.Name == "tls" && st.Status == StatusOK {
+					p.tr.warn(verdict.Warning{Code: verdict.CodeConfigRegistriesInsecureTLS, Endpoint: registry.Endpoint("https", e.Host),
+						Message: fmt.Sprintf("%s is marked insecure (%s) but offers TLS (%s): containers/image verifies no certificate there and retries over plain http when https fails; give its CA in /etc/containers/certs.d/%s/ca.crt and drop insecure", e.Host, e.Source, st.Target, e.Host)})
+					break
+				}
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"path"
 	"slices"
 	"strings"
@@ -251,7 +252,13 @@ func (c *Config) crioEndpoint(view *nodeview.View, host, repo string, mirror, in
 		TLS: tc, SkipVerify: insecure, CAFiles: caFiles, Source: source, Dir: dir, HTTPFallback: insecure,
 		DialTimeout: crioDialTimeout, Repo: repo, NoNamespace: true}
 	if insecure {
-		rh.Warnings = append(rh.Warnings, verdict.Warning{Code: verdict.CodeTLSSkipVerify, Endpoint: host,
+		// The endpoint as the probe's tracer names it, so that its own
+		// skip-verify warning for the handshake folds into this one.
+		at := host
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			at = net.JoinHostPort(host, "443")
+		}
+		rh.Warnings = append(rh.Warnings, verdict.Warning{Code: verdict.CodeTLSSkipVerify, Endpoint: at,
 			Message: fmt.Sprintf("TLS certificates of %s are not verified and plain http is tried when https fails (%s): the pull works with any certificate, including an interceptor's.", host, insecureWhy)})
 	}
 	return rh, ep, nil
@@ -340,24 +347,36 @@ func (c *Config) crioAuthFiles() []string {
 	if f := st.image.GlobalAuthFile; f != "" {
 		out = append(out, f+" (global_auth_file, "+st.from["global_auth_file"]+")")
 	} else {
-		out = append(out, "/run/containers/0/auth.json, then /root/.docker/config.json (containers/image defaults; global_auth_file is not set)")
+		out = append(out, strings.Join(crioDefaultAuthFiles, ", then ")+" (containers/image defaults for root; global_auth_file is not set)")
 	}
 	return out
 }
+
+// crioDefaultAuthFiles are containers/image's auth files for root when
+// no AuthFilePath is set (pkg/docker/config getPathToAuth and the legacy
+// docker files). containers/image looks a key up in each in turn; the
+// routes below read the first file that exists only.
+var crioDefaultAuthFiles = []string{"/run/containers/0/auth.json", "/root/.config/containers/auth.json", "/root/.docker/config.json"}
 
 // crioRoutes names what each endpoint receives when the request carries
 // no credential: global_auth_file's key for that endpoint
 // (internal/keychain Route, containers/image's rule). Only key names are
 // kept.
 func (c *Config) crioRoutes(p *Plan, ref reference.Named) []keychain.Routed {
-	f := c.crio.image.GlobalAuthFile
+	files := []string{c.crio.image.GlobalAuthFile}
+	if files[0] == "" {
+		files = crioDefaultAuthFiles
+	}
 	var fb keychain.Fallbacks
-	if f != "" {
-		if data, _, err := nodeview.ReadInRoot(c.root, f); err == nil {
-			if m, err := keychain.ParseDockerConfig(data, f); err == nil {
-				fb.AuthFile, fb.AuthFileName = m, f
-			}
+	for _, f := range files {
+		data, _, err := nodeview.ReadInRoot(c.root, f)
+		if err != nil {
+			continue
 		}
+		if m, err := keychain.ParseDockerConfig(data, f); err == nil {
+			fb.AuthFile, fb.AuthFileName = m, f
+		}
+		break
 	}
 	var out []keychain.Routed
 	for _, e := range p.Endpoints {
