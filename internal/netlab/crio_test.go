@@ -20,6 +20,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/internal/schematest"
 )
 
 // The CRI-O tier (issue 21): containers/image, the library CRI-O pulls
@@ -282,6 +283,8 @@ func TestCRIORows(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 				t.Fatalf("probe: %v; stderr %s", err, stderr.String())
 			}
+			// The report, CRI-O's plan included, is what the schema says.
+			schematest.Validate(t, "ProbeReport", stdout.String())
 			pOrder := rep.order()
 			var codes []string
 			for _, w := range rep.Warnings {

@@ -24,7 +24,7 @@ type PolicyFact struct {
 	Scope string `json:"scope"`
 	// Requirements are the requirement types, all of which must hold
 	// (insecureAcceptAnything, reject, signedBy, sigstoreSigned).
-	Requirements []string `json:"requirements"`
+	Requirements []string `json:"requirements,omitempty"`
 	// Note says what the policy means for the pull.
 	Note string `json:"note"`
 }
