@@ -3,7 +3,6 @@ package runtimecfg
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -57,19 +56,10 @@ func (c *Config) loadCRIO(root string) error {
 	c.Mode = ModeRegistriesConf
 	st := &crioState{from: map[string]string{}}
 	c.crio = st
-	files := []string{CRIOConfig}
-	if hd, err := nodeview.InRoot(root, CRIOConfigDir); err == nil {
-		if names, err := readDirNames(hd); err == nil {
-			slices.Sort(names)
-			for _, n := range names {
-				// CRI-O reads the drop-ins with a .conf suffix only
-				// (pkg/config UpdateFromDropInFile's caller filters them).
-				if strings.HasSuffix(n, ".conf") {
-					files = append(files, path.Join(CRIOConfigDir, n))
-				}
-			}
-		}
-	}
+	// CRI-O walks the drop-in directory with filepath.Walk (lexical,
+	// recursive) and reads every regular file, whatever its name
+	// (pkg/config UpdateFromPath).
+	files := append([]string{CRIOConfig}, dropIns(root, CRIOConfigDir, "", true)...)
 	for i, f := range files {
 		data, _, err := nodeview.ReadInRoot(root, f)
 		if err != nil {
@@ -79,7 +69,7 @@ func (c *Config) loadCRIO(root string) error {
 		}
 		cf := ConfigFile{Path: f}
 		if i > 0 {
-			cf.ImportedBy = CRIOConfig + " (drop-in, lexical order)"
+			cf.ImportedBy = CRIOConfig + " (drop-in, lexical walk)"
 		}
 		c.Files = append(c.Files, cf)
 		if err := st.decode(c, f, data); err != nil {

@@ -255,3 +255,33 @@ func TestCRIOPolicy(t *testing.T) {
 		}
 	}
 }
+
+// CRI-O reads every file of crio.conf.d, subdirectories included, in
+// lexical walk order (pkg/config UpdateFromPath): a later file's key wins.
+func TestCRIODropInsWalk(t *testing.T) {
+	root := crioRoot(t, map[string]string{
+		"etc/crio/crio.conf":               "[crio.image]\nglobal_auth_file = \"/main\"\n",
+		"etc/crio/crio.conf.d/10-a.conf":   "[crio.image]\nglobal_auth_file = \"/a\"\n",
+		"etc/crio/crio.conf.d/20-b/x.toml": "[crio.image]\nglobal_auth_file = \"/b\"\n",
+		"etc/crio/crio.conf.d/05-notes":    "[crio.image]\nsignature_policy = \"/p.json\"\n",
+	})
+	c, err := Load(root, nodeview.RuntimeBinary{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range c.Files {
+		files = append(files, f.Path)
+	}
+	if got := strings.Join(files[:4], " "); got != "/etc/crio/crio.conf /etc/crio/crio.conf.d/05-notes /etc/crio/crio.conf.d/10-a.conf /etc/crio/crio.conf.d/20-b/x.toml" {
+		t.Errorf("files %s", got)
+	}
+	if c.crio.image.GlobalAuthFile != "/b" || c.crio.from["global_auth_file"] != "/etc/crio/crio.conf.d/20-b/x.toml:2" || c.crio.image.SignaturePolicy != "/p.json" {
+		t.Errorf("image %+v from %v", c.crio.image, c.crio.from)
+	}
+	// A drop-in that is not TOML stops CRI-O, whatever its name.
+	root = crioRoot(t, map[string]string{"etc/crio/crio.conf.d/README": "CRI-O drop-ins go here\n"})
+	if _, err := Load(root, nodeview.RuntimeBinary{}, Options{}); err == nil || !strings.Contains(err.Error(), "/etc/crio/crio.conf.d/README:1") {
+		t.Errorf("err = %v, want config.crio naming README:1", err)
+	}
+}

@@ -3,6 +3,7 @@ package runtimecfg
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -80,17 +81,10 @@ func loadRegistriesConf(root string) (*registriesConf, error) {
 	if err != nil {
 		mainHP = ""
 	}
-	files := []string{RegistriesConf}
+	files := append([]string{RegistriesConf}, dropIns(root, RegistriesConfDir, ".conf", false)...)
 	dirHP, err := nodeview.InRoot(root, RegistriesConfDir)
 	if err != nil {
 		dirHP = "/nonexistent-registries.conf.d"
-	} else if names, err := readDirNames(dirHP); err == nil {
-		slices.Sort(names)
-		for _, n := range names {
-			if strings.HasSuffix(n, ".conf") {
-				files = append(files, path.Join(RegistriesConfDir, n))
-			}
-		}
 	}
 	for i, f := range files {
 		data, _, err := nodeview.ReadInRoot(root, f)
@@ -260,6 +254,33 @@ func indexed(parts []string, counts map[string]int, array bool) []string {
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// dropIns lists a drop-in directory's files (node paths) in lexical order:
+// those ending in suffix ("" for all), descending into subdirectories when
+// recursive (as filepath.Walk does).
+func dropIns(root, dir, suffix string, recursive bool) []string {
+	hd, err := nodeview.InRoot(root, dir)
+	if err != nil {
+		return nil
+	}
+	ents, err := os.ReadDir(hd)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents { // os.ReadDir sorts by name
+		p := path.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if recursive {
+				out = append(out, dropIns(root, p, suffix, true)...)
+			}
+		case strings.HasSuffix(e.Name(), suffix):
+			out = append(out, p)
+		}
 	}
 	return out
 }
