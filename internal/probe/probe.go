@@ -424,7 +424,7 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 	p.markServed()
 	for _, m := range failedMirrors {
 		p.tr.warn(verdict.Warning{Code: verdict.CodeMirrorUnreachable, Endpoint: m.Endpoint,
-			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; containerd pays this failure on every pull", m.Cause, r.ServedBy)})
+			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; %s pays this failure on every pull", m.Cause, r.ServedBy, p.runtimeName())})
 	}
 
 	// 5. The manifest, and the node's platform in an index.

@@ -102,3 +102,12 @@ func (p *prober) lintInsecureTLS(plan *runtimecfg.Plan) {
 		}
 	}
 }
+
+// runtimeName names the node's runtime for messages ("containerd" unless
+// the configuration says otherwise).
+func (p *prober) runtimeName() string {
+	if rc := p.rep.RuntimeConfig; rc != nil && rc.Config != nil && rc.Runtime.Name == runtimecfg.CRIO {
+		return "CRI-O"
+	}
+	return "containerd"
+}

@@ -86,7 +86,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		if f := crioFile(root); f != "" {
 			// A CRI-O node: crio.conf, registries.conf and certs.d
 			// (crio.go, registries.go, crio_plan.go).
-			c.Runtime = Runtime{Name: CRIO, Binary: f, VersionSource: f + " found on the node (CRI-O's version is not read)", major: -1, minor: -1}
+			c.Runtime = detectCRIO(root, f)
 			c.Settings = append(c.Settings, Setting{Key: "runtime", Value: CRIO, Source: f + " is on the node and no containerd is"})
 			err := c.loadCRIO(root)
 			return c, err

@@ -176,3 +176,26 @@ func (st *crioState) crioInsecure(host string) (string, bool) {
 	}
 	return "", false
 }
+
+// crioPackages are the package names that ship CRI-O (the upstream
+// openSUSE-built packages and Debian/Ubuntu's).
+var crioPackages = []string{"cri-o", "cri-o-runc"}
+
+// detectCRIO describes the CRI-O of the node from the file that revealed it
+// and the package database; the version stays empty when neither says it
+// (CRI-O's binary carries its version in linker flags, not in the Go build
+// information).
+func detectCRIO(root, found string) Runtime {
+	r := Runtime{Name: CRIO, Binary: found, VersionSource: found + " found on the node", major: -1, minor: -1}
+	if data, _, err := nodeview.ReadInRoot(root, dpkgStatus); err == nil {
+		for _, pkg := range crioPackages {
+			if v := dpkgVersion(data, pkg); v != "" {
+				if pv, ok := parseVersion(v); ok {
+					r.setVersion(pv, fmt.Sprintf("%s (package %s %s)", dpkgStatus, pkg, v))
+					return r
+				}
+			}
+		}
+	}
+	return r
+}

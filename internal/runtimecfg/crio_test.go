@@ -285,3 +285,14 @@ func TestCRIODropInsWalk(t *testing.T) {
 		t.Errorf("err = %v, want config.crio naming README:1", err)
 	}
 }
+
+func TestCRIOVersionFromPackages(t *testing.T) {
+	root := crioRoot(t, map[string]string{"var/lib/dpkg/status": "Package: cri-o\nStatus: install ok installed\nVersion: 1.31.3-1.1\n\n"})
+	c, err := Load(root, nodeview.RuntimeBinary{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Runtime.Name != CRIO || c.Runtime.Version != "1.31.3" || !strings.Contains(c.Runtime.VersionSource, "package cri-o") || c.Runtime.Binary != "/usr/bin/crio" {
+		t.Errorf("runtime %+v", c.Runtime)
+	}
+}
