@@ -53,6 +53,9 @@ type crioRow struct {
 	cause string
 	// warn is a warning code the probe must report.
 	warn string
+	// endpoint: the host the probe's failing verdict must name (the
+	// library reports the last source's error).
+	endpoint string
 	// offline: the library refuses before any network step (no lab
 	// server may accept a connection, and the probe's plan tries nothing).
 	offline bool
@@ -72,6 +75,9 @@ func crioRows() []crioRow {
 		{name: "digest-only mirror, digest pull",
 			conf:  "[[registry]]\nlocation = \"" + rcDead + "\"\nmirror-by-digest-only = true\n\n[[registry.mirror]]\nlocation = \"" + rcMirror + "\"\n",
 			image: rcDead + "/team/app@digest", ok: true, order: []string{rcMirror + "/team/app"}},
+		{name: "mirror without the image, primary down",
+			conf:  "[[registry]]\nlocation = \"" + rcDead + "\"\n\n[[registry.mirror]]\nlocation = \"" + rcMirror + "/nothere\"\n",
+			image: rcDead + "/team/app:1", ok: false, order: []string{rcMirror + "/nothere/team/app", rcDead + "/team/app"}, cause: "route.refused", endpoint: rcDead, warn: "mirror.unreachable"},
 		{name: "blocked registry",
 			conf: "[[registry]]\nlocation = \"" + rcRegistry + "\"\nblocked = true\n",
 			// containers/image logs the source, then refuses it as blocked
@@ -285,6 +291,9 @@ func TestCRIORows(t *testing.T) {
 			}
 			if !libOK && rep.Verdict.Cause != row.cause {
 				t.Errorf("probe cause %s, want %s (%s)", rep.Verdict.Cause, row.cause, rep.Verdict.Summary)
+			}
+			if row.endpoint != "" && (!strings.Contains(rep.Verdict.Endpoint, row.endpoint) || !strings.Contains(libErr.Error(), row.endpoint)) {
+				t.Errorf("probe blames %q, containers/image's error is %v; both must name %s", rep.Verdict.Endpoint, libErr, row.endpoint)
 			}
 			if row.warn != "" && !slices.Contains(codes, row.warn) {
 				t.Errorf("probe warnings %v lack %s", codes, row.warn)

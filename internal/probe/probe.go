@@ -418,6 +418,9 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if len(errs) == 0 {
 			return verdict.Errorf(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
 		}
+		if p.runtimeName() == "CRI-O" {
+			return p.crioFailure(errs, failedMirrors)
+		}
 		return verdict.Furthest(errs...)
 	}
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)

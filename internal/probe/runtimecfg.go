@@ -111,3 +111,20 @@ func (p *prober) runtimeName() string {
 	}
 	return "containerd"
 }
+
+// crioFailure is the verdict when every source of a CRI-O plan failed:
+// containers/image returns the last source's error (the primary's) and
+// only mentions the mirrors' ("(Mirrors also failed: [...])",
+// docker/docker_image_src.go newImageSource), so that is the verdict, and
+// each mirror's failure is a warning.
+func (p *prober) crioFailure(errs, failedMirrors []*verdict.Error) error {
+	last := errs[len(errs)-1]
+	for _, m := range failedMirrors {
+		if m == last {
+			continue
+		}
+		p.tr.warn(verdict.Warning{Code: verdict.CodeMirrorUnreachable, Endpoint: m.Endpoint,
+			Message: fmt.Sprintf("the mirror failed too (%s): containers/image tried it before %s and reports it only as \"Mirrors also failed\"", m.Cause, last.Endpoint)})
+	}
+	return last
+}
