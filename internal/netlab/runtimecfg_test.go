@@ -21,7 +21,6 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
 )
 
 // The runtime-configuration tier (issue 21): real containerd daemons in
@@ -350,44 +349,9 @@ func TestRuntimeConfigRows(t *testing.T) {
 	bin := buildPullpath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	n := newNet(t)
-	a := n.Addrs
-	ca, err := minireg.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &acceptLog{}
-	serve := func(host string, addr string) {
-		cert, err := ca.Issue(host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := n.Listen("tcp", addr+":443")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := minireg.Serve(loggedListener{ln, host, log}, cert)
-		t.Cleanup(func() { srv.Close() })
-	}
-	serve(rcMirror, a.Mirror.String())
-	serve(rcRegistry, a.Registry.String())
-	serveZone(t, n, a.DNS.String(), map[string]string{
-		rcDead + ".": a.Dead.String(), rcMirror + ".": a.Mirror.String(), rcRegistry + ".": a.Registry.String(),
-	})
-	push := func(ref, addr string) string {
-		dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return n.Registry.DialContext(ctx, network, addr+":443")
-		}
-		img, err := minireg.PushRandom(ctx, ref, 2, 4096, dial, ca.Pool())
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.String()
-	}
+	lab := newRCLab(t)
+	n, a, ca, log := lab.n, lab.n.Addrs, lab.ca, lab.log
+	push := func(ref, addr string) string { return lab.push(ctx, t, ref, addr) }
 	mirrorDigest := push(rcMirror+"/team/app:1", a.Mirror.String())
 	push(rcRegistry+"/team/app:1", a.Registry.String())
 

@@ -60,6 +60,11 @@ type RegistryHost struct {
 	HTTPFallback bool
 	// DialTimeout is hosts.toml dial_timeout; the default is 30s.
 	DialTimeout time.Duration
+	// Repo, when set, is the repository asked on this host instead of the
+	// image's (CRI-O's registries.conf location rewrites); NoNamespace is
+	// true for a runtime that sends no ?ns= to mirrors (containers/image).
+	Repo        string
+	NoNamespace bool
 	// Client is containerd's HTTP client for this host with the node trust
 	// store in place of this machine's. It resolves names with this
 	// machine's resolver: use it only where that is the node's.

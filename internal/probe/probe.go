@@ -263,7 +263,7 @@ func (p *prober) run(ctx context.Context, image string) error {
 
 	// 3. The plan: the hosts the node's runtime would try, in its order,
 	// from its own configuration (runtimecfg.go).
-	hosts, err := p.runtimeHosts(ctx, view, domain, ref)
+	hosts, err := p.runtimeHosts(ctx, view, image, domain, ref)
 	if err != nil {
 		if _, ok := verdict.AsError(err); !ok {
 			err = verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", err)
@@ -379,10 +379,17 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			}
 		}
 		h := pl.host
+		hostRepo, ns := repo, domain
+		if h.Repo != "" {
+			hostRepo = h.Repo
+		}
+		if h.NoNamespace {
+			ns = ""
+		}
 		s := &registry.Session{
 			Client:    pl.client,
-			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: domain, Header: h.Header},
-			Repo:      repo,
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: ns, Header: h.Header},
+			Repo:      hostRepo,
 			Creds:     hostCreds,
 			OnRole:    p.tr.setRole,
 			Timeout:   p.o.Timeout,
@@ -426,13 +433,16 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if len(errs) == 0 {
 			return verdict.Errorf(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
 		}
+		if p.runtimeName() == "CRI-O" {
+			return p.crioFailure(errs, failedMirrors)
+		}
 		return verdict.Furthest(errs...)
 	}
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
 	p.markServed()
 	for _, m := range failedMirrors {
 		p.tr.warn(verdict.Warning{Code: verdict.CodeMirrorUnreachable, Endpoint: m.Endpoint,
-			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; containerd pays this failure on every pull", m.Cause, r.ServedBy)})
+			Message: fmt.Sprintf("the mirror failed (%s) and the pull fell back to %s; %s pays this failure on every pull", m.Cause, r.ServedBy, p.runtimeName())})
 	}
 
 	// 5. The manifest, and the node's platform in an index.

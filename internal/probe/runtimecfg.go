@@ -2,12 +2,16 @@ package probe
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/verdict"
 )
 
 // criVersionTimeout bounds the CRI Version call.
@@ -33,7 +37,7 @@ type RuntimePlan struct {
 // returns the hosts it would try for domain, in its order. The report
 // carries the configuration, the plan and the lints; a configuration the
 // runtime refuses is the returned config verdict.
-func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, ref string) ([]nodeview.RegistryHost, error) {
+func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, image, domain, ref string) ([]nodeview.RegistryHost, error) {
 	ro := runtimecfg.Options{HostsDir: p.o.HostsDir, RuntimeVersion: p.o.RuntimeVersion}
 	if p.o.CRIVersion != nil {
 		// Read-only: the CRI Version call changes nothing on the node. A
@@ -50,7 +54,7 @@ func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, 
 		return nil, err
 	}
 	byDigest := strings.HasPrefix(ref, "sha256:") || strings.HasPrefix(ref, "sha512:")
-	plan, err := c.Plan(ctx, view, domain, byDigest)
+	plan, err := c.PlanImage(ctx, view, image, domain, byDigest)
 	if plan != nil {
 		p.rep.RuntimeConfig.Plan = &RuntimePlan{Plan: plan}
 		p.rep.Warnings = append(p.rep.Warnings, plan.Warnings...)
@@ -64,16 +68,76 @@ func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, domain, 
 	return plan.Hosts, nil
 }
 
-// markServed records which plan endpoint served the manifest.
+// markServed records which plan endpoint served the manifest, and lints
+// the plan against what the pull saw.
 func (p *prober) markServed() {
 	rc := p.rep.RuntimeConfig
 	if rc == nil || rc.Plan == nil || p.rep.ServedBy == "" {
 		return
 	}
+	p.lintInsecureTLS(rc.Plan.Plan)
 	for _, e := range rc.Plan.Endpoints {
 		if registry.Endpoint(e.Scheme, e.Host) == p.rep.ServedBy {
 			rc.Plan.ServedBy = e.Order
 			return
 		}
 	}
+}
+
+// lintInsecureTLS warns for every CRI-O endpoint marked insecure
+// (registries.conf insecure = true, crio.image.insecure_registries) on
+// which the pull completed a TLS handshake: TLS is offered, but
+// containers/image verifies nothing there and retries over plain http.
+func (p *prober) lintInsecureTLS(plan *runtimecfg.Plan) {
+	if plan.CRIO == nil {
+		return
+	}
+	for _, e := range plan.Endpoints {
+		if !e.TLS.SkipVerify {
+			continue
+		}
+		host, port := e.Host, 443
+		if h, ps, err := net.SplitHostPort(e.Host); err == nil {
+			host = h
+			port, _ = strconv.Atoi(ps)
+		}
+		for _, ep := range p.tr.endpoints() {
+			if ep.Host != host || ep.Port != port {
+				continue
+			}
+			for _, st := range ep.Steps {
+				if st.Name == "tls" && st.Status == StatusOK {
+					p.tr.warn(verdict.Warning{Code: verdict.CodeConfigRegistriesInsecureTLS, Endpoint: registry.Endpoint("https", e.Host),
+						Message: fmt.Sprintf("%s is marked insecure (%s) but offers TLS (%s): containers/image verifies no certificate there and retries over plain http when https fails; give its CA in /etc/containers/certs.d/%s/ca.crt and drop insecure", e.Host, e.Source, st.Target, e.Host)})
+					break
+				}
+			}
+		}
+	}
+}
+
+// runtimeName names the node's runtime for messages ("containerd" unless
+// the configuration says otherwise).
+func (p *prober) runtimeName() string {
+	if rc := p.rep.RuntimeConfig; rc != nil && rc.Config != nil && rc.Runtime.Name == runtimecfg.CRIO {
+		return "CRI-O"
+	}
+	return "containerd"
+}
+
+// crioFailure is the verdict when every source of a CRI-O plan failed:
+// containers/image returns the last source's error (the primary's) and
+// only mentions the mirrors' ("(Mirrors also failed: [...])",
+// docker/docker_image_src.go newImageSource), so that is the verdict, and
+// each mirror's failure is a warning.
+func (p *prober) crioFailure(errs, failedMirrors []*verdict.Error) error {
+	last := errs[len(errs)-1]
+	for _, m := range failedMirrors {
+		if m == last {
+			continue
+		}
+		p.tr.warn(verdict.Warning{Code: verdict.CodeMirrorUnreachable, Endpoint: m.Endpoint,
+			Message: fmt.Sprintf("the mirror failed too (%s): containers/image tried it before %s and reports it only as \"Mirrors also failed\"", m.Cause, last.Endpoint)})
+	}
+	return last
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -323,5 +324,26 @@ func runtimeLine(rc *probe.RuntimeConfig) string {
 	if rc.PullPath != "" {
 		parts = append(parts, "pull path "+rc.PullPath)
 	}
+	if rc.Plan != nil && rc.Plan.CRIO != nil {
+		parts = append(parts, crioLine(rc.Plan.CRIO)...)
+	}
 	return strings.Join(parts, " · ")
+}
+
+// crioLine is the CRI-O part of the runtime line: the [[registry]] of
+// registries.conf that matched, a short name's resolution and the
+// signature policy's requirement.
+func crioLine(f *runtimecfg.CRIOFacts) []string {
+	reg := "registries.conf: no [[registry]] matches"
+	if f.Registry != "" {
+		reg = "registries.conf [[registry]] " + f.Registry + " at " + f.RegistrySource
+	}
+	out := []string{reg}
+	if f.ShortName != "" {
+		out = append(out, "short name: "+f.ShortName)
+	}
+	if f.Policy != nil && len(f.Policy.Requirements) > 0 {
+		out = append(out, "policy "+strings.Join(f.Policy.Requirements, "+")+" ("+f.Policy.File+")")
+	}
+	return out
 }

@@ -51,6 +51,7 @@ type Config struct {
 	// rangeChunk is the chunk of containerd 2.1+'s parallel Range layer
 	// fetch, 0 when it fetches each layer with one request (layerFetch).
 	rangeChunk int
+	crio       *crioState // CRI-O's files (crio.go); nil for containerd
 }
 
 // Options override what Load finds.
@@ -97,11 +98,13 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	}
 	if rb.Path == "" && lay == nil {
 		if f := crioFile(root); f != "" {
-			// A CRI-O node: its registries.conf is not modelled yet, so
-			// the plan below (containerd's) is not the runtime's; say so
-			// rather than let it pass for the node's.
-			c.Runtime = Runtime{Name: CRIO, Binary: f, major: -1, minor: -1}
-			c.warn(verdict.CodeConfigRuntimeUnmodelled, fmt.Sprintf("%s is on the node and no containerd is: the runtime is CRI-O, whose registries.conf, registries.conf.d and certs.d pullpath does not read yet; the plan shown is containerd's default, not CRI-O's", f))
+			// A CRI-O node: crio.conf, registries.conf and certs.d
+			// (crio.go, registries.go, crio_plan.go).
+			c.Runtime = detectCRIO(root, f)
+			c.Settings = append(c.Settings, Setting{Key: "runtime", Value: CRIO, Source: f + " is on the node and no containerd is"})
+			c.applyVersionSources(o)
+			err := c.loadCRIO(root)
+			return c, err
 		}
 	}
 	c.applyVersionSources(o)

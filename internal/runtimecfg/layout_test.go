@@ -167,7 +167,7 @@ func TestCRIONodeSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Runtime.Name != CRIO || codes(c.Warnings) != "config.runtime-unmodelled" {
+	if c.Runtime.Name != CRIO || c.Layout != "cri-o" || c.Mode != ModeRegistriesConf || len(c.Warnings) != 0 {
 		t.Errorf("runtime %+v, warnings %v", c.Runtime, c.Warnings)
 	}
 	// A node with containerd is not CRI-O, whatever else lies around.

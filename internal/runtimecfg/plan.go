@@ -39,6 +39,9 @@ type Plan struct {
 	// Hosts are the same endpoints as nodeview builds them for probing
 	// (TLS configuration with the node trust store), index for index.
 	Hosts []nodeview.RegistryHost `json:"-"`
+	// CRIO holds what CRI-O's configuration says about the image beyond
+	// the endpoints (crio_plan.go); nil for containerd.
+	CRIO *CRIOFacts `json:"crio,omitempty"`
 }
 
 // Endpoint is one host the runtime tries for a registry.
@@ -68,6 +71,9 @@ type Endpoint struct {
 	// Source is where the endpoint comes from: "file[:line]", or "default"
 	// for the registry the runtime adds itself.
 	Source string `json:"source"`
+	// Repository is the repository asked on this endpoint when the runtime
+	// rewrites it (CRI-O: a [[registry]] location or mirror with a path).
+	Repository string `json:"repository,omitempty"`
 }
 
 // TLS is an endpoint's TLS settings as the runtime applies them.
