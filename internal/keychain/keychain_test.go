@@ -19,11 +19,11 @@ func users(cs []Credential) []string {
 	return out
 }
 
-// TestKeyringIssue22: the key shapes of issue 22, each alone in a pull
-// secret, looked up for registry.lab/lab/multi: only the kubelet's rule
+// TestKeyringKeyShapes: pull-secret key shapes (host, path-scoped,
+// wildcard, with a port), each alone in a pull secret, looked up for registry.lab/lab/multi: only the kubelet's rule
 // decides (the probe's old first-slash rule sent the credential for the
 // two "no" rows).
-func TestKeyringIssue22(t *testing.T) {
+func TestKeyringKeyShapes(t *testing.T) {
 	tests := []struct {
 		key  string
 		want bool

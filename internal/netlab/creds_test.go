@@ -449,7 +449,7 @@ func (w *credWorld) instance(ctx context.Context, t *testing.T, k crKind, varian
 	return in
 }
 
-// TestCredentialRouting is issue 22's proof: for every row, runtime and
+// TestCredentialRouting proves the keychain's routing: for every row, runtime and
 // host, the credential keychain predicts is the one the registry logged.
 func TestCredentialRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)

@@ -22,7 +22,7 @@ import (
 	"github.com/pullpath/pullpath/internal/schematest"
 )
 
-// The CRI-O tier (issue 21): containers/image, the library CRI-O pulls
+// The CRI-O rows: containers/image, the library CRI-O pulls
 // with, run as Debian's skopeo in the lab's node namespace on a CRI-O node
 // root (usr/bin/crio, etc/crio/crio.conf, etc/containers/registries.conf,
 // certs.d and policy.json). `ip netns exec` bind-mounts the root's

@@ -23,7 +23,7 @@ import (
 	"github.com/pullpath/pullpath/internal/netlab"
 )
 
-// The runtime-configuration tier (issue 21): real containerd daemons in
+// The runtime-configuration rows: real containerd daemons in
 // the lab's node namespace, each started on a node root laid out the way a
 // distribution lays it out, pull through CRI; the probe reads the same
 // root. In every row the image's registry, dead.netlab.test, refuses

@@ -64,7 +64,7 @@ func credSpecEnv(s nodelab.NodeSpec, provider, registry, user, mode, pass string
 	return s
 }
 
-// TestKubeletCredentialProvider is the node tier of issue 14: three nodes
+// TestKubeletCredentialProvider is the credential provider on real kubelets: three nodes
 // whose kubelets pull a private image with the test credential provider,
 // which returns the lab's credentials, wrong ones, or never answers. On each
 // node the kubelet's real pull and `pullpath-node probe --as-kubelet` must

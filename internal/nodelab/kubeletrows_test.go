@@ -78,7 +78,7 @@ func krRows() []krRow {
 	}
 }
 
-// TestKubeletCredentialRows is issue 22's node tier: one node whose real
+// TestKubeletCredentialRows checks the keychain against a real kubelet: one node whose real
 // kubelet pulls, through Debian's containerd 1.6, from a registry pair
 // where the mirror (first in hosts.toml) and the upstream each have their
 // own htpasswd. Each row is one pod (pull secrets, service account, the

@@ -28,7 +28,7 @@ var k3sNode = nodelab.NodeSpec{Name: "aks-k3slay-70000000-vmss000000", Pool: "k3
 	ContainerdConfig: "var/lib/rancher/k3s/agent/etc/containerd/config.toml", ConfigPath: k3sCertsD,
 	ProviderID: "k3s://aks-k3slay-70000000-vmss000000"}
 
-// TestRuntimeLayoutOnRealNode is issue 21's real-node row: one pool whose
+// TestRuntimeLayoutOnRealNode proves the runtime plan on a real kubelet: one pool whose
 // kubelet's containerd (Debian's 1.6) reads a k3s-style layout, with the
 // registry's mirror in a hosts.toml that k3s would have generated, and the
 // registry's own address unreachable from the node. Reading the layout,

@@ -99,8 +99,8 @@ var configEntries = []Cause{
 		Summary: "Warning: containerd 2.1+ pulls through its transfer service, which takes a colon-separated config_path (the 2.x default /etc/containerd/certs.d:/etc/docker/certs.d among them) as one directory, so no hosts.toml is read (containerd#12415).",
 		Next:    []string{"Set config_path to a single directory, or set use_local_image_pull = true in [plugins.\"io.containerd.cri.v1.images\"], until the containerd release in use fixes it."}},
 	Cause{Code: "config.runtime-unmodelled", Layer: LayerConfig, Owner: OwnerNode,
-		Summary: "Warning: the node's runtime is one whose registry configuration pullpath does not read yet (CRI-O), so the plan shown is containerd's default, not the runtime's.",
-		Next:    []string{"Read the node's /etc/containers/registries.conf and registries.conf.d for mirrors, rewrites and blocked registries before trusting the plan; `skopeo inspect` on the node uses the same library as CRI-O."}},
+		Summary: "Warning: the running runtime reports itself as CRI-O (its CRI Version answer or the node's containerRuntimeVersion) while the files under the root are containerd's, so the plan shown reads containerd's configuration, not the registries.conf CRI-O reads.",
+		Next:    []string{"Check that --root is the node's root (a copy of /etc or a leftover containerd can mislead the reading); on the node, /etc/crio and /etc/containers/registries.conf are what CRI-O reads.", "`skopeo inspect` on the node uses the same library as CRI-O."}},
 
 	// Warnings: what works today but will break or mislead; here, what the
 	// probe could or could not read of the node and of Azure.
