@@ -20,7 +20,7 @@ test:
 	bash hack/test.sh
 
 unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /internal/lab -e /internal/probe -e /internal/cli -e /internal/demo -e /internal/netlab -e /internal/nodelab)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /internal/lab -e /internal/probe -e /internal/cli -e /internal/demo -e /test/netlab -e /test/nodelab)
 
 lab:
 	$(GO) test -count=1 $(LAB_PKGS)
@@ -29,10 +29,10 @@ race:
 	$(GO) test -count=1 -race -skip '^TestHostileSuite$$/^25,000-layer' $(RACE_PKGS)
 
 netlab:
-	PULLPATH_NETLAB=1 $(LOCK) $(GO) test -count=1 -v $(RUNFLAG) ./internal/netlab/ ./internal/cri/...
+	PULLPATH_NETLAB=1 $(LOCK) $(GO) test -count=1 -v $(RUNFLAG) ./test/netlab/ ./internal/cri/...
 
 nodes:
-	PULLPATH_KUBE_BIN=$$(bash tools/kube/build.sh) PULLPATH_NODELAB=1 $(LOCK) $(GO) test -count=1 -timeout 30m -v $(RUNFLAG) ./internal/nodelab/
+	PULLPATH_KUBE_BIN=$$(bash tools/kube/build.sh) PULLPATH_NODELAB=1 $(LOCK) $(GO) test -count=1 -timeout 30m -v $(RUNFLAG) ./test/nodelab/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -19,7 +19,7 @@ if [ -z "${PULLPATH_KUBE_BIN:-}" ] && [ -f tools/kube/build.sh ]; then
   fi
 fi
 # containerd 2.x next to Debian's 1.6 for the runtime-configuration rows
-# (internal/netlab, internal/runtimecfg): a pinned release built from the
+# (test/netlab, internal/runtimecfg): a pinned release built from the
 # Go module proxy and cached like the kube binaries (tools/containerd2).
 if PULLPATH_CONTAINERD2_DIR=$(sh tools/containerd2/build.sh); then
   export PULLPATH_CONTAINERD2="$PULLPATH_CONTAINERD2_DIR/containerd"

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/pullpath/pullpath/internal/cri"
-	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/netlab"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
 
 func TestAuthConfigStringHidesSecrets(t *testing.T) {

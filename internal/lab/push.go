@@ -12,7 +12,7 @@ import (
 
 // Push pushes img to the lab registry as repo:tag with the lab's own
 // setup identity, past every fault, and returns the pushed reference. Tiers
-// that need a runnable image in the lab (internal/nodelab's app) use it;
+// that need a runnable image in the lab (test/nodelab's app) use it;
 // the lab's own images are random layers.
 func (l *Lab) Push(ctx context.Context, repo, tag string, img v1.Image) (string, error) {
 	r, err := name.NewTag(l.Registry + "/" + repo + ":" + tag)

@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
-	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // Environment of TestAgentSoak.

@@ -384,7 +384,7 @@ func hostileCases() []hostileCase {
 				must(t, os.WriteFile(f, []byte(cfg), 0o600))
 				// The kubelet's keyring matches only the registry's key for
 				// the image and sends it with no server_address; containerd
-				// 1.6 then presents it to the mirror too (internal/netlab
+				// 1.6 then presents it to the mirror too (test/netlab
 				// TestCredentialRouting measured it), and so does the probe.
 				// The mirror's own entry matches no image: nobody sends it.
 				mirrorPw := []string{mirrorPassword, b64("mirroruser:" + mirrorPassword)}

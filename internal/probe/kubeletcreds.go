@@ -31,7 +31,7 @@ type attempt struct {
 // credential to the mirrors of the plan as well as to the registry: it
 // does for every credential of the kubelet's keychain (an AuthConfig with
 // no server_address, containerd 1.6 ParseAuth; measured in
-// internal/netlab TestCredentialRouting). Credentials given to the probe
+// test/netlab TestCredentialRouting). Credentials given to the probe
 // directly (--username) are for the registry alone.
 func (a attempt) reachesMirrors() bool {
 	return a.cred != nil && a.cred.ServerAddress == "" && a.cred.Source.Kind != keychain.KindGiven && !a.creds.Anonymous()

@@ -110,12 +110,12 @@ func kubeBin(names ...string) Prereq {
 
 // The tiers.
 var (
-	// Netlab is the network-namespace lab (internal/netlab, internal/cri).
+	// Netlab is the network-namespace lab (test/netlab, internal/cri).
 	Netlab = Tier{Name: "netlab", Env: "PULLPATH_NETLAB", OptIn: true,
 		Prereqs: []Prereq{linux(), root(), OnPath("ip"), OnPath("containerd")},
 		Install: "apt-get install containerd iproute2"}
 	// Nodelab is the node tier: real kubelets, containerd and runc in
-	// network namespaces (internal/nodelab).
+	// network namespaces (test/nodelab).
 	Nodelab = Tier{Name: "nodelab", Env: "PULLPATH_NODELAB", OptIn: true,
 		Prereqs: []Prereq{linux(), root(), OnPath("ip"), OnPath("nsenter"), OnPath("unshare"), OnPath("containerd"), OnPath("runc"),
 			File(filepath.Join(CNIBinDir, "bridge")), File(filepath.Join(CNIBinDir, "host-local")), File(filepath.Join(CNIBinDir, "loopback")),

@@ -1,6 +1,6 @@
 // Command kubelet is the upstream kubelet, built from k8s.io/kubernetes at
 // the version pinned in this module's go.mod. pullpath's node tier
-// (internal/nodelab) runs one per network namespace, each with its own
+// (test/nodelab) runs one per network namespace, each with its own
 // containerd, to give diagnose real kubelet events and real status.images.
 // It is a test tool and is never shipped.
 package main

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/cri"
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // The runtime-configuration rows: real containerd daemons in

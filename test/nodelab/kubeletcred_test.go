@@ -19,9 +19,9 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // credNode is one node of TestKubeletCredentialProvider: its kubelet runs

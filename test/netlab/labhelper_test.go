@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/lab"
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 func init() { runLabHelper = labHelper }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // The nodes of the scenario, AKS style.

@@ -23,9 +23,9 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/lab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/kubelet-messages.json from the kubelets' own text")
@@ -125,7 +125,7 @@ func buildToolsOnce(root string) (string, error) {
 	}{
 		{"pullpath", []string{"./cmd/pullpath"}},
 		{"probe", append(tags, probePkg)},
-		{"pause", []string{"./internal/nodelab/testdata/pause"}},
+		{"pause", []string{"./test/nodelab/testdata/pause"}},
 	} {
 		args := append([]string{"build", "-trimpath", "-o", filepath.Join(dir, b.out)}, b.args...)
 		cmd := exec.Command("go", args...)

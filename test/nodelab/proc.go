@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // Bind is a bind mount made in a process's private mount namespace:

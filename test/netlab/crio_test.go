@@ -17,9 +17,9 @@ import (
 	"go.podman.io/image/v5/pkg/shortnames"
 	"go.podman.io/image/v5/types"
 
-	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/schematest"
+	"github.com/pullpath/pullpath/test/netlab"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
 
 // The CRI-O rows: containers/image, the library CRI-O pulls

@@ -11,7 +11,7 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // privateZonePhase is the tier's last phase, on the nodes already there:

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // NodeSpec is one node to add.

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pullpath/pullpath/internal/monitor"
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 const (

@@ -42,7 +42,7 @@
 // Run it as root with Debian's containerd and iproute2 installed
 // (apt-get install -y --no-upgrade containerd iproute2):
 //
-//	PULLPATH_NETLAB=1 go test ./internal/netlab/ ./internal/cri/ -v
+//	PULLPATH_NETLAB=1 go test ./test/netlab/ ./internal/cri/ -v
 //
 // Rows run 8 at a time (PULLPATH_NETLAB_PARALLEL); the tier takes about two
 // minutes, bounded by the row whose dropped mirror costs containerd 30 s per

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // KubernetesService is the ClusterIP of the default/kubernetes Service: the

@@ -19,7 +19,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cli/clustercmd"
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/explain"
-	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // The nodes of the pod-view rows, one pool each, so that each is the

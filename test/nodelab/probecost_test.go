@@ -30,7 +30,7 @@ var rusageLine = regexp.MustCompile(`pullpath-node: rusage: maxrss_kib=(\d+) rss
 // blob; the peak is logged, not asserted (STYLE: numbers are reported).
 //
 //	export PULLPATH_KUBE_BIN=$(bash tools/kube/build.sh) PULLPATH_NODELAB=1
-//	flock /tmp/pp-netns.lock go test -count=1 -v -run TestProbePeakRSSOnRealNodes ./internal/nodelab/
+//	flock /tmp/pp-netns.lock go test -count=1 -v -run TestProbePeakRSSOnRealNodes ./test/nodelab/
 func TestProbePeakRSSOnRealNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

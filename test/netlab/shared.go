@@ -8,7 +8,7 @@ import (
 	"os/exec"
 )
 
-// Helpers shared with other namespace tiers (internal/nodelab), so that
+// Helpers shared with other namespace tiers (test/nodelab), so that
 // there is one way to build a namespace.
 
 // AddNetns creates the network namespace name (under /var/run/netns) and

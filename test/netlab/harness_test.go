@@ -15,9 +15,9 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/pullpath/pullpath/internal/cri"
-	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/netlab"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
 
 // newNet builds a Net for t, skipping when the lab cannot run here, and

@@ -13,7 +13,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // SetResolvers rewrites the node's /etc/resolv.conf in place (the file its

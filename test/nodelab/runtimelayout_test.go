@@ -14,7 +14,7 @@ import (
 	"github.com/pullpath/pullpath/internal/cluster"
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
 	"github.com/pullpath/pullpath/internal/lab"
-	"github.com/pullpath/pullpath/internal/nodelab"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // k3sCertsD is where k3s writes the hosts.toml files it generates from

@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/cri"
-	"github.com/pullpath/pullpath/internal/netlab"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/containerd-errors.jsonl from the runtime's own errors")

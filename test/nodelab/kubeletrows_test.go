@@ -25,10 +25,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/pullpath/pullpath/internal/keychain"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // The registry pair of TestKubeletCredentialRows, in a namespace of its

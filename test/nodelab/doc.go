@@ -7,7 +7,7 @@
 // containerd, runc, resolv.conf, hosts, hosts.toml, trust store, cgroup
 // root, /run and CNI bridge, in pools labelled as AKS labels them.
 //
-// Namespaces are built with internal/netlab's helpers and named
+// Namespaces are built with test/netlab's helpers and named
 // ppn-<pid>-<seq>-<host> (netlab uses pp-), so both tiers can run at once
 // and SweepPrefix removes what a killed run left behind. Every address lies
 // in 198.18.0.0/15 and none is ever put on an interface of the root
@@ -38,5 +38,5 @@
 // plugins, and the binaries of tools/kube/build.sh:
 //
 //	export PULLPATH_KUBE_BIN="$(tools/kube/build.sh)"
-//	PULLPATH_NODELAB=1 flock /tmp/pp-netns.lock go test ./internal/nodelab/ -v
+//	PULLPATH_NODELAB=1 flock /tmp/pp-netns.lock go test ./test/nodelab/ -v
 package nodelab

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // Prefix starts the name of every namespace and directory nodelab creates:

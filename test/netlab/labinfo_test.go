@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pullpath/pullpath/internal/netlab"
+	"github.com/pullpath/pullpath/test/netlab"
 )
 
 // helperConfig is what the test hands the lab helper process.

@@ -21,12 +21,12 @@ import (
 
 	"github.com/pullpath/pullpath/internal/cri"
 	"github.com/pullpath/pullpath/internal/keychain"
-	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/test/netlab"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
 
 // Issue 22's lab: which host of the plan receives which credential, as

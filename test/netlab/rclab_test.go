@@ -5,8 +5,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/pullpath/pullpath/internal/netlab"
-	"github.com/pullpath/pullpath/internal/netlab/minireg"
+	"github.com/pullpath/pullpath/test/netlab"
+	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
 
 // rcLab is the lab of the runtime-configuration tiers (TestRuntimeConfigRows,

@@ -19,9 +19,9 @@ import (
 
 	"github.com/pullpath/pullpath/internal/explain"
 	"github.com/pullpath/pullpath/internal/monitor"
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // identityFile is where the lab's provider reads its credential, as AKS's

@@ -9,8 +9,8 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/pullpath/pullpath/internal/nodelab"
 	"github.com/pullpath/pullpath/internal/tiers"
+	"github.com/pullpath/pullpath/test/nodelab"
 )
 
 // TestClusterDNSForwardsTheZone asks the cluster DNS from the control-plane
