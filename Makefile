@@ -7,9 +7,6 @@ GO ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The embedded-lab tier: probe and demo against the lab on loopback.
 LAB_PKGS := ./internal/lab/... ./internal/probe/... ./internal/cli/... ./internal/demo/...
-# The packages whose goroutines meet: the probe's blob workers, the
-# monitor's scheduler, the registry's watched bodies, the lab's servers.
-RACE_PKGS := ./internal/probe/... ./internal/monitor/... ./internal/registry/... ./internal/lab/...
 # Root tiers take the shared lock; RUN=TestX narrows them.
 LOCK := flock /tmp/pp-netns.lock
 RUNFLAG = $(if $(RUN),-run '$(RUN)')
@@ -26,7 +23,7 @@ lab:
 	$(GO) test -count=1 $(LAB_PKGS)
 
 race:
-	$(GO) test -count=1 -race -skip '^TestHostileSuite$$/^25,000-layer' $(RACE_PKGS)
+	bash hack/race.sh
 
 netlab:
 	PULLPATH_NETLAB=1 $(LOCK) $(GO) test -count=1 -v $(RUNFLAG) ./test/netlab/ ./internal/cri/...

@@ -8,6 +8,7 @@
 #                             the tools/kube binaries (PULLPATH_NODELAB=1); its monitor rows /usr/bin/prometheus
 #   prometheus                /usr/bin/prometheus and /usr/bin/promtool (PULLPATH_PROMETHEUS=1)
 # internal/tiers lists them; a tier requested by its variable fails when one is missing.
+# Then the race tier (hack/race.sh) and fuzzing (hack/fuzz.sh), beside the node tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,6 +61,15 @@ if [ -n "$nodepkgs" ]; then
 fi
 rc=0
 go test -count=1 -timeout 20m -json $otherpkgs | "$tiers/tiers" filter || rc=$?
+
+# While the node tier still waits on its kubelets, the cores are free for
+# the race detector (hack/race.sh) and fuzzing (hack/fuzz.sh: every Fuzz*
+# target, FUZZTIME each, within FUZZ_BUDGET).
+echo "test.sh: the race tier (hack/race.sh)"
+bash hack/race.sh || rc=1
+echo "test.sh: fuzzing (hack/fuzz.sh)"
+bash hack/fuzz.sh || rc=1
+
 if [ -n "$nodepid" ]; then
   wait "$nodepid" || true
   echo "test.sh: the node tier, which ran beside the packages above:"
@@ -68,4 +78,3 @@ if [ -n "$nodepid" ]; then
 fi
 exit "$rc"
 
-# Fuzzing is its own CI step: hack/fuzz.sh (every Fuzz* target, FUZZTIME each).
