@@ -78,6 +78,10 @@ type Agent struct {
 	// cacheDuration, as the kubelet does, across rounds.
 	providers *nodeview.ProviderCache
 	sched     schedState // rounds.go
+	// spread is the window over which a pool round's blob requests are
+	// spaced (Run sets it from the interval; a direct Round does not
+	// wait).
+	spread time.Duration
 }
 
 func (a *Agent) init() {
@@ -174,11 +178,11 @@ func (a *Agent) SetRoot(root string) {
 
 func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	a.mu.Lock()
-	root := a.Root
+	root, spread := a.Root, a.spread
 	a.mu.Unlock()
 	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
 		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig),
-		ProviderCache: a.providers, Memo: a.memo(registryOf(t.Image)), Walk: true}
+		ProviderCache: a.providers, Memo: a.memo(registryOf(t.Image)), Walk: true, Spread: spread}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
 	if err != nil {
@@ -389,7 +393,10 @@ func (a *Agent) Run(ctx context.Context, ln net.Listener) error {
 	}
 	interval := time.Duration(a.Config.Interval)
 	offset := SlotOffset(a.Node, interval)
-	fmt.Fprintf(a.Log, "monitor: rounds at %s past every %s (from the node name's hash)\n", offset.Round(time.Millisecond), interval)
+	a.mu.Lock()
+	a.spread = BlobSpread(interval, time.Duration(a.Config.Deadline), len(a.Config.Targets))
+	a.mu.Unlock()
+	fmt.Fprintf(a.Log, "monitor: rounds at %s past every %s (from the node name's hash); a pool round's blob requests spread over %s\n", offset.Round(time.Millisecond), interval, a.spread.Round(time.Millisecond))
 	for {
 		now := a.Now()
 		next := NextSlot(now, interval, offset)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -208,8 +207,11 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = a.Run(ctx, nil) }()
 	}
-	warm := 2 * r.Interval
-	t0 := start.Add(warm)
+	// The window starts two intervals in (warm-up: every node's first
+	// round learns its token and manifest), just before a node's slot
+	// that ends the widest gap between slots, so that no round's
+	// requests straddle either end of it.
+	t0 := NextSlot(start.Add(2*r.Interval), r.Interval, windowPhase(agents, r.Interval))
 	t1 := t0.Add(time.Duration(r.Measure) * r.Interval)
 	time.Sleep(time.Until(t1))
 
@@ -251,6 +253,23 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 	return table
 }
 
+// windowPhase is an offset in the interval 5 ms before the slot that ends
+// the widest gap between the agents' slots.
+func windowPhase(agents []*Agent, iv time.Duration) time.Duration {
+	var offs []time.Duration
+	for _, a := range agents {
+		offs = append(offs, SlotOffset(a.Node, iv))
+	}
+	slices.Sort(offs)
+	end, widest := offs[0], offs[0]+iv-offs[len(offs)-1]
+	for i := 1; i < len(offs); i++ {
+		if g := offs[i] - offs[i-1]; g > widest {
+			end, widest = offs[i], g
+		}
+	}
+	return (end - 5*time.Millisecond + iv) % iv
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -260,10 +279,19 @@ func tail(s string, n int) string {
 
 // simStats is what the registry saw in the measured window.
 type simStats struct {
-	window     time.Duration
-	kinds      map[string]int // registry and token host requests by kind
-	blobHost   int            // requests the blob host served (redirect targets)
-	challenges int            // 401 answers
+	window time.Duration
+	kinds  map[string]int // registry and token host requests by kind
+	// The node part: each node's own requests (tokens, manifest
+	// requests, pings), those of the registry counted by the node's
+	// round (its slot) in the window, the tokens by time. The pools'
+	// part: the blob requests of the pools' rounds.
+	nodeReg    int
+	tokens     int
+	pools      int
+	overSlots  []string // "node at slot": more than one registry request in one round
+	silent     int      // rounds in the window in which a node sent the registry nothing
+	blobHost   int      // requests the blob host served (redirect targets)
+	challenges int      // 401 answers
 	bytes      int64
 	perSecond  []int
 	secKinds   []map[string]int // the kinds of each second
@@ -271,8 +299,8 @@ type simStats struct {
 	fullTotal  int
 }
 
-// registryKinds are the kinds the per-node part of the projection scales
-// with N; the others (blob HEADs and GETs) are per pool.
+// nodeKinds are the node part's kinds, which scale with N; the others
+// (blob HEADs and GETs) are the pools' part.
 var nodeKinds = []string{lab.KindToken, lab.KindManifestHead, lab.KindManifestGet, lab.KindPing, lab.KindOther}
 
 func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r simRun) simStats {
@@ -289,7 +317,21 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 		st.fulls[fmt.Sprintf("pool-%d", p)] = make([]int, max(windows, 1))
 	}
 	lastGet := map[string]time.Time{}
+	perSlot := map[string]map[int64]int{}
 	for _, q := range reqs {
+		if q.Host == lab.HostRegistry && q.Node != "" && slices.Contains(nodeKinds, q.Kind) {
+			// The node's round this request belongs to: its slot on
+			// the epoch grid (a request leaves a few ms after it).
+			off := SlotOffset(q.Node, r.Interval)
+			k := (q.At.UnixNano() - int64(off)) / int64(r.Interval)
+			if slot := time.Unix(0, k*int64(r.Interval)+int64(off)); !slot.Before(t0) && slot.Before(t1) {
+				if perSlot[q.Node] == nil {
+					perSlot[q.Node] = map[int64]int{}
+				}
+				perSlot[q.Node][k]++
+				st.nodeReg++
+			}
+		}
 		if q.At.Before(t0) || !q.At.Before(t1) {
 			continue
 		}
@@ -299,6 +341,12 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 			continue
 		}
 		st.kinds[q.Kind]++
+		switch {
+		case q.Host == lab.HostAuth:
+			st.tokens++
+		case !slices.Contains(nodeKinds, q.Kind):
+			st.pools++
+		}
 		if q.Status == http.StatusUnauthorized {
 			st.challenges++
 		}
@@ -317,7 +365,28 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 			lastGet[q.Node] = q.At
 		}
 	}
+	for node := range poolOf {
+		off := SlotOffset(node, r.Interval)
+		first := (t0.UnixNano() - int64(off) + int64(r.Interval) - 1) / int64(r.Interval)
+		for k := first; time.Unix(0, k*int64(r.Interval)+int64(off)).Before(t1); k++ {
+			switch n := perSlot[node][k]; {
+			case n == 0:
+				st.silent++
+			case n > 1:
+				st.overSlots = append(st.overSlots, fmt.Sprintf("%s in its round at %s (%d requests)", node, time.Unix(0, k*int64(r.Interval)+int64(off)).Sub(t0).Round(time.Millisecond), n))
+			}
+		}
+	}
+	slices.Sort(st.overSlots)
 	return st
+}
+
+// nodePart is the nodes' own requests in the window, tokens included.
+func (st simStats) nodePart() int { return st.nodeReg + st.tokens }
+
+// rounds is the nodes' rounds in the window.
+func (st simStats) rounds(r simRun) float64 {
+	return float64(r.N) * float64(st.window) / float64(r.Interval)
 }
 
 func (st simStats) total() int {
@@ -336,18 +405,10 @@ func (st simStats) perRealMinute(n int, r simRun) float64 {
 }
 
 // projected is the requests per real minute at projectNodes nodes with the
-// same pools: the per-node kinds scale with the node count, the per-pool
-// ones do not.
-func (st simStats) projected(r simRun) float64 {
-	node, pool := 0, 0
-	for k, v := range st.kinds {
-		if slices.Contains(nodeKinds, k) {
-			node += v
-		} else {
-			pool += v
-		}
-	}
-	return st.perRealMinute(node, r)*projectNodes/float64(r.N) + st.perRealMinute(pool, r)
+// same pools: the node part scales with the node count, the pools' part
+// does not.
+func (st simStats) projected(r simRun) (nodes, pools float64) {
+	return st.perRealMinute(st.nodePart(), r) * projectNodes / float64(r.N), st.perRealMinute(st.pools, r)
 }
 
 func (st simStats) peakMean() (int, float64) {
@@ -385,41 +446,41 @@ func (st simStats) table(r simRun) string {
 	windows := int(st.window / (simFullIntervals * r.Interval))
 	fmt.Fprintf(&b, "  full downloads: %d in %d full_interval(s) over %d pools; at most %d per pool per full_interval (k = %d)\n", st.fullTotal, windows, r.Pools, st.maxFulls(), simK)
 	fmt.Fprintf(&b, "  bytes per full_interval: %.1f MiB\n", float64(st.bytes)/(float64(st.window)/float64(simFullIntervals*r.Interval))/(1<<20))
-	fmt.Fprintf(&b, "  requests per node per interval: %.2f\n", float64(st.total())/(float64(st.window)/float64(r.Interval))/float64(r.N))
-	fmt.Fprintf(&b, "  projection to %d nodes (same pools): %.0f requests per minute (manifest requests %.0f; the footprint formula says %.0f)\n",
-		projectNodes, st.projected(r), st.manifestPerNode(r), formula(projectNodes, r))
+	fmt.Fprintf(&b, "  node part: %d requests in %.0f node rounds = %.3f per node per interval (tokens %d, registry %d; %d rounds sent the registry nothing, %d more than one)\n",
+		st.nodePart(), st.rounds(r), float64(st.nodePart())/st.rounds(r), st.tokens, st.nodeReg, st.silent, len(st.overSlots))
+	fmt.Fprintf(&b, "  pools' part: %d blob requests = %.1f per pool per interval (bound B = %d: one blob round per pool per interval)\n",
+		st.pools, float64(st.pools)/(float64(st.window)/float64(r.Interval))/float64(r.Pools), simLayers+1)
+	nodes, pools := st.projected(r)
+	fmt.Fprintf(&b, "  projection to %d nodes (same %d pools): %.0f + %.1f = %.0f requests per minute (node part, at most %d, + pools' share, at most P*B/I = %.1f; the blob host sees another %.1f)\n",
+		projectNodes, r.Pools, nodes, pools, nodes+pools, projectNodes/int(DefaultInterval.Minutes()), poolBound(r), st.perRealMinute(st.blobHost, r))
 	return b.String()
 }
 
-// manifestPerNode is the projection of the node's own manifest requests
-// (one HEAD per node per interval) to projectNodes, per real minute.
-func (st simStats) manifestPerNode(r simRun) float64 {
-	return st.perRealMinute(st.kinds[lab.KindManifestHead]+st.kinds[lab.KindManifestGet], r) * projectNodes / float64(r.N)
-}
-
-// formula is docs/monitor-scale.md's footprint per real minute for n nodes:
-// n/I·(1 + 1/⌈T'/I⌉) + P·B/I + P·k·B/F, with I the interval, T' the token
-// lifetime less its margin, P pools, B blobs (layers and config), F
-// full_interval.
-func formula(n int, r simRun) float64 {
-	I := DefaultInterval.Minutes()
-	T := float64(simTokenInterval) * 0.9 * 0.875 // less the margin of a tenth and the mean of the random quarter
-	B := float64(simLayers + 1)
-	P := float64(r.Pools)
-	F := simFullIntervals * I
-	return float64(n)/I*(1+1/math.Ceil(T)) + P*B/I + P*simK*B/F
+// poolBound is docs/monitor-scale.md's pools' part per real minute: P·B/I
+// (one blob round of B requests per pool per interval; a full download
+// takes the place of that interval's HEADs).
+func poolBound(r simRun) float64 {
+	return float64(r.Pools) * float64(simLayers+1) / DefaultInterval.Minutes()
 }
 
 func (st simStats) check(r simRun) []string {
 	var fails []string
-	// One manifest request per node per interval; a node whose slot sits
-	// at the window's edge may fall in it once more.
-	if n := st.kinds[lab.KindManifestHead] + st.kinds[lab.KindManifestGet]; n > r.N*(r.Measure+1) {
-		fails = append(fails, fmt.Sprintf("%d manifest requests from %d nodes in %d intervals (projected %.0f per minute at %d nodes), want at most one per node per interval",
-			n, r.N, r.Measure, st.manifestPerNode(r), projectNodes))
+	// The node part: at most one registry request per node per round,
+	// and the tokens only in rounds that sent the registry nothing else,
+	// so at most one request per node per interval, tokens included.
+	if len(st.overSlots) > 0 {
+		fails = append(fails, fmt.Sprintf("%d node rounds sent the registry more than one request, want at most one: %s", len(st.overSlots), strings.Join(st.overSlots[:min(5, len(st.overSlots))], "; ")))
 	}
-	if p, f := st.projected(r), formula(projectNodes, r); p > 1.1*f {
-		fails = append(fails, fmt.Sprintf("projected %.0f requests per minute at %d nodes, more than the footprint formula's %.0f (+10%%)", p, projectNodes, f))
+	if n, rounds := st.nodePart(), st.rounds(r); float64(n) > rounds {
+		nodes, _ := st.projected(r)
+		fails = append(fails, fmt.Sprintf("the node part is %d requests in %.0f node rounds (tokens %d; projected %.0f per minute at %d nodes), want at most one per node per interval (%d per minute)",
+			n, rounds, st.tokens, nodes, projectNodes, projectNodes/int(DefaultInterval.Minutes())))
+	}
+	// The pools' part: one blob round (B requests) per pool per
+	// interval; a round whose start sits at the window's edge may fall in
+	// it once more.
+	if bound := r.Pools * (simLayers + 1) * (r.Measure + 1); st.pools > bound {
+		fails = append(fails, fmt.Sprintf("the pools' part is %d blob requests in %d intervals over %d pools, more than one round of %d per pool per interval (%d)", st.pools, r.Measure, r.Pools, simLayers+1, bound))
 	}
 	if n := st.kinds[lab.KindManifestGet]; n != 0 {
 		fails = append(fails, fmt.Sprintf("%d manifest GETs while the digest did not change, want 0", n))
