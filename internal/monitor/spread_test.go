@@ -125,3 +125,29 @@ func TestSpreadBlobRound(t *testing.T) {
 		t.Errorf("%d blob HEADs spanned %v, want at least %v (spread over %v)", n, span, want, spread)
 	}
 }
+
+// TestHeartbeatDue: an unchanged condition is written again once per
+// HeartbeatPeriod (node-problem-detector's default), or per interval when
+// that is longer, rounds an interval apart not skipping one.
+func TestHeartbeatDue(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		interval, since time.Duration
+		want            bool
+	}{
+		{30 * time.Second, 30 * time.Second, false},
+		{30 * time.Second, 4*time.Minute + 30*time.Second, false},
+		{30 * time.Second, 4*time.Minute + 45*time.Second, true},
+		{5 * time.Minute, 5*time.Minute - 10*time.Millisecond, true}, // a round a hair early
+		{5 * time.Minute, 2 * time.Minute, false},
+		{10 * time.Minute, 9 * time.Minute, true},
+		{10 * time.Minute, 4 * time.Minute, false},
+	} {
+		if got := heartbeatDue(t0.Add(c.since), t0, c.interval); got != c.want {
+			t.Errorf("interval %v, %v after the last write: due %v, want %v", c.interval, c.since, got, c.want)
+		}
+	}
+	if !heartbeatDue(t0, time.Time{}, time.Minute) {
+		t.Error("a condition never written is not due")
+	}
+}
