@@ -86,10 +86,13 @@ func TestSpreadBlobRound(t *testing.T) {
 		t.Errorf("BlobSpread(5m, deadline 2m, 1 target) = %v, want 1m (half the deadline)", got)
 	}
 	if got := BlobSpread(3*time.Second, 3*time.Second, 1); got != 1500*time.Millisecond {
-		t.Errorf("BlobSpread(3s, 3s, 1) = %v, want 1.5s (half the interval)", got)
+		t.Errorf("BlobSpread(3s, deadline 3s, 1) = %v, want 1.5s (half the deadline)", got)
 	}
-	if got := BlobSpread(10*time.Second, time.Minute, 2); got != 2500*time.Millisecond {
-		t.Errorf("BlobSpread(10s, 1m, 2 targets) = %v, want 2.5s", got)
+	if got := BlobSpread(4*time.Second, 8*time.Second, 1); got != 3*time.Second {
+		t.Errorf("BlobSpread(4s, deadline 8s, 1) = %v, want 3s (three quarters of the interval)", got)
+	}
+	if got := BlobSpread(10*time.Second, time.Minute, 2); got != 3750*time.Millisecond {
+		t.Errorf("BlobSpread(10s, 1m, 2 targets) = %v, want 3.75s", got)
 	}
 	if got := BlobSpread(0, time.Minute, 1); got != 0 {
 		t.Errorf("BlobSpread without an interval = %v, want 0", got)
