@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/pullpath/pullpath/internal/cluster/clustertest"
 	"github.com/pullpath/pullpath/internal/lab"
@@ -165,6 +167,15 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 	if _, err := srv.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns, err)
 	}
+	// Every full download the pools' Leases hand out, as the API server
+	// records it.
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	claims := watchClaims(wctx, func(rv string) (watch.Interface, error) {
+		// The client's timeout ends a watch: it is resumed from the
+		// last version seen.
+		return srv.Clientset.CoordinationV1().Leases(ns).Watch(wctx, metav1.ListOptions{ResourceVersion: rv})
+	})
 	shared := &http.Client{Timeout: 15 * time.Second}
 	logs := &lockedBuffer{}
 	rootDir := t.TempDir()
@@ -245,6 +256,8 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 	cancel()
 	wg.Wait()
 	reqs := l.Requests()
+	wcancel()
+	<-claims.done
 
 	if strings.Contains(logs.String(), "instead of the pool's Lease") {
 		t.Errorf("N=%d: an agent fell back from the Leases:\n%s", r.N, tail(logs.String(), 3000))
@@ -259,11 +272,11 @@ func runSimulation(t *testing.T, srv *clustertest.Server, tokenFile string, r si
 	}
 
 	st := analyse(reqs, poolOf, t0, t1, r)
-	st.stalled = stalls.seconds(t0, len(st.perSecond))
+	st.stalled, st.stalls, st.claims = stalls.seconds(t0, len(st.perSecond)), stalls, claims
 	table := st.table(r)
 	fails := st.check(r)
 	if r.Throttle {
-		fails = append(fails, checkRetryAfter(reqs, throttleAt, throttleEnd, r.retryWait)...)
+		fails = append(fails, checkRetryAfter(reqs, throttleAt, throttleEnd, r.retryWait, stalls)...)
 	}
 	for _, f := range fails {
 		t.Errorf("N=%d: %s", r.N, f)
@@ -323,6 +336,10 @@ type simStats struct {
 	secKinds   []map[string]int // the kinds of each second
 	fulls      map[string][]int // pool → full downloads per full_interval window
 	fullTotal  int
+	fullAt     map[string][]claim // pool → the node and first GET of each full download
+	claims     *claimLog
+	t0         time.Time
+	stalls     *stallLog
 }
 
 // nodeKinds are the node part's kinds, which scale with N; the others
@@ -330,7 +347,7 @@ type simStats struct {
 var nodeKinds = []string{lab.KindToken, lab.KindManifestHead, lab.KindManifestGet, lab.KindPing, lab.KindOther}
 
 func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r simRun) simStats {
-	st := simStats{window: t1.Sub(t0), kinds: map[string]int{}, fulls: map[string][]int{}}
+	st := simStats{window: t1.Sub(t0), kinds: map[string]int{}, fulls: map[string][]int{}, fullAt: map[string][]claim{}, t0: t0}
 	secs := int(st.window / time.Second)
 	st.perSecond = make([]int, max(secs, 1))
 	st.secKinds = make([]map[string]int, len(st.perSecond))
@@ -386,6 +403,7 @@ func analyse(reqs []lab.Request, poolOf map[string]string, t0, t1 time.Time, r s
 			// the earliest; half of one tells two apart.
 			if prev, ok := lastGet[q.Node]; !ok || q.At.Sub(prev) > full/2 {
 				st.fullTotal++
+				st.fullAt[poolOf[q.Node]] = append(st.fullAt[poolOf[q.Node]], claim{q.Node, q.At})
 				if w := int(q.At.Sub(t0) / full); w < windows {
 					st.fulls[poolOf[q.Node]][w]++
 				}
@@ -462,6 +480,77 @@ func (st simStats) stalledSeconds() int {
 	return n
 }
 
+// claim is a full download: granted by a Lease (node, acquireTime) or
+// seen at the registry (node, first GET).
+type claim struct {
+	node string
+	at   time.Time
+}
+
+// claimLog is the full downloads the pools' Leases granted, in order, as
+// a watch on the API server saw them; the first entry of a pool is the
+// Lease's creation (a HEAD round, with a back-dated acquireTime that sets
+// the pool's first full download's phase).
+type claimLog struct {
+	mu     sync.Mutex
+	byPool map[string][]claim
+	err    string
+	done   chan struct{}
+}
+
+func watchClaims(ctx context.Context, start func(resourceVersion string) (watch.Interface, error)) *claimLog {
+	cl := &claimLog{byPool: map[string][]claim{}, done: make(chan struct{})}
+	fail := func(err string) {
+		cl.mu.Lock()
+		cl.err = err
+		cl.mu.Unlock()
+	}
+	w, err := start("")
+	if err != nil {
+		fail(err.Error())
+		close(cl.done)
+		return cl
+	}
+	go func() {
+		defer close(cl.done)
+		rv := ""
+		for {
+			ev, open := <-w.ResultChan()
+			if !open {
+				if ctx.Err() != nil {
+					return
+				}
+				if w, err = start(rv); err != nil {
+					fail(err.Error())
+					return
+				}
+				continue
+			}
+			l, ok := ev.Object.(*coordinationv1.Lease)
+			if ev.Type == watch.Error {
+				if ctx.Err() == nil { // not the end of the run
+					fail(fmt.Sprintf("%v", ev.Object))
+				}
+				return
+			}
+			if !ok {
+				continue
+			}
+			rv = l.ResourceVersion
+			if l.Spec.AcquireTime == nil || l.Spec.HolderIdentity == nil {
+				continue
+			}
+			pool, c := l.Annotations[annoPool], claim{*l.Spec.HolderIdentity, l.Spec.AcquireTime.Time}
+			cl.mu.Lock()
+			if cs := cl.byPool[pool]; len(cs) == 0 || !cs[len(cs)-1].at.Equal(c.at) {
+				cl.byPool[pool] = append(cs, c)
+			}
+			cl.mu.Unlock()
+		}
+	}()
+	return cl
+}
+
 // stallLog records when the test process did not run: a ticker every
 // 10 ms whose tick comes more than stallLimit late.
 type stallLog struct {
@@ -494,6 +583,34 @@ func watchStalls(ctx context.Context) *stallLog {
 	return sl
 }
 
+// within is how long the process stalled between a and b.
+func (sl *stallLog) within(a, b time.Time) time.Duration {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	var d time.Duration
+	for _, sp := range sl.spans {
+		from, to := later(sp[0], a), earlier(sp[1], b)
+		if to.After(from) {
+			d += to.Sub(from)
+		}
+	}
+	return d
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // seconds marks the seconds from t0 that a stall touched, and the second
 // after each (where the delayed requests land).
 func (sl *stallLog) seconds(t0 time.Time, n int) []bool {
@@ -507,6 +624,25 @@ func (sl *stallLog) seconds(t0 time.Time, n int) []bool {
 		}
 	}
 	return out
+}
+
+// minGrantGap is the shortest time between two full downloads a pool's
+// Lease granted (its creation, a HEAD round, counts as the first).
+func (st simStats) minGrantGap() time.Duration {
+	if st.claims == nil {
+		return 0
+	}
+	st.claims.mu.Lock()
+	defer st.claims.mu.Unlock()
+	var m time.Duration
+	for _, cs := range st.claims.byPool {
+		for i := 1; i < len(cs); i++ {
+			if g := cs[i].at.Sub(cs[i-1].at); m == 0 || g < m {
+				m = g
+			}
+		}
+	}
+	return m
 }
 
 func (st simStats) maxFulls() int {
@@ -534,7 +670,8 @@ func (st simStats) table(r simRun) string {
 		peak, mean, float64(peak)/mean, st.secKinds[top], st.stalledSeconds(), len(st.perSecond), stallLimit)
 	fmt.Fprintf(&b, "  requests per second: %v\n", st.perSecond)
 	windows := int(st.window / (simFullIntervals * r.Interval))
-	fmt.Fprintf(&b, "  full downloads: %d in %d full_interval(s) over %d pools; at most %d per pool per full_interval (k = %d)\n", st.fullTotal, windows, r.Pools, st.maxFulls(), simK)
+	fmt.Fprintf(&b, "  full downloads: %d in %d full_interval(s) over %d pools (at most %d per pool in a fixed window of one, counted by first GET); the Leases' grants at least %s apart per pool (full_interval/k = %s, k = %d)\n",
+		st.fullTotal, windows, r.Pools, st.maxFulls(), st.minGrantGap().Round(time.Millisecond), simFullIntervals*r.Interval/simK, simK)
 	fmt.Fprintf(&b, "  bytes per full_interval: %.1f MiB\n", float64(st.bytes)/(float64(st.window)/float64(simFullIntervals*r.Interval))/(1<<20))
 	fmt.Fprintf(&b, "  node part: %d requests in %.0f node rounds = %.3f per node per interval (tokens %d, registry %d; %d rounds sent the registry nothing, %d more than one)\n",
 		st.nodePart(), st.rounds(r), float64(st.nodePart())/st.rounds(r), st.tokens, st.nodeReg, st.silent, len(st.overSlots))
@@ -575,8 +712,40 @@ func (st simStats) check(r simRun) []string {
 	if n := st.kinds[lab.KindManifestGet]; n != 0 {
 		fails = append(fails, fmt.Sprintf("%d manifest GETs while the digest did not change, want 0", n))
 	}
-	if m := st.maxFulls(); m > simK {
-		fails = append(fails, fmt.Sprintf("a pool downloaded in full %d times in one full_interval, want at most k = %d", m, simK))
+	// Full downloads: the API server's record of the pools' Leases shows
+	// every grant at least full_interval/k after the last (so at most k
+	// per full_interval), and every full download the registry saw was
+	// granted to its node by its pool's Lease, no longer than the probe's
+	// deadline before. (Counting the registry's downloads in fixed
+	// windows would blame the Lease for a download that a loaded
+	// machine delayed past a window's edge.)
+	period := simFullIntervals * r.Interval / simK
+	st.claims.mu.Lock()
+	defer st.claims.mu.Unlock()
+	if st.claims.err != "" {
+		fails = append(fails, "watching the Leases: "+st.claims.err)
+	}
+	for pool, cs := range st.claims.byPool {
+		for i := 1; i < len(cs); i++ {
+			if gap := cs[i].at.Sub(cs[i-1].at); gap < period-time.Millisecond {
+				fails = append(fails, fmt.Sprintf("%s's Lease granted full downloads to %s at +%s and to %s at +%s, less than full_interval/k = %s apart", pool,
+					cs[i-1].node, cs[i-1].at.Sub(st.t0).Round(time.Millisecond), cs[i].node, cs[i].at.Sub(st.t0).Round(time.Millisecond), period))
+			}
+		}
+	}
+	for pool, fs := range st.fullAt {
+		for _, f := range fs {
+			granted := slices.ContainsFunc(st.claims.byPool[pool], func(c claim) bool {
+				return c.node == f.node && !f.at.Before(c.at) && f.at.Sub(c.at) <= 2*r.Interval
+			})
+			if !granted {
+				var grants []string
+				for _, c := range st.claims.byPool[pool] {
+					grants = append(grants, fmt.Sprintf("%s at +%s", c.node, c.at.Sub(st.t0).Round(time.Millisecond)))
+				}
+				fails = append(fails, fmt.Sprintf("%s (%s) downloaded in full at +%s without a grant of its pool's Lease (its grants: %s)", f.node, pool, f.at.Sub(st.t0).Round(time.Millisecond), strings.Join(grants, ", ")))
+			}
+		}
 	}
 	if st.fullTotal == 0 {
 		fails = append(fails, "no full download at all: the pools' Leases never handed one out")
@@ -596,20 +765,21 @@ func (st simStats) check(r simRun) []string {
 }
 
 // inFlight is how long after a 429 a request of the same node may still
-// arrive because it was sent before the 429 did (the parallel blob HEADs of
-// a pool round).
+// arrive because it was sent before the 429 did (the parallel blob
+// requests of a pool round), plus what the test process (the lab runs in
+// it) stalled in between.
 const inFlight = 100 * time.Millisecond
 
 // checkRetryAfter: every node that received a 429 sent the registry nothing
 // until the (scaled) Retry-After had passed.
-func checkRetryAfter(reqs []lab.Request, from, to time.Time, wait time.Duration) []string {
+func checkRetryAfter(reqs []lab.Request, from, to time.Time, wait time.Duration, stalls *stallLog) []string {
 	got := map[string]time.Time{}
 	var fails []string
 	for _, q := range reqs {
 		if q.Host != lab.HostRegistry || q.Node == "" || q.At.Before(from) {
 			continue
 		}
-		if t429, ok := got[q.Node]; ok && q.At.After(t429.Add(inFlight)) && q.At.Before(t429.Add(wait)) {
+		if t429, ok := got[q.Node]; ok && q.At.After(t429.Add(inFlight+stalls.within(t429, q.At))) && q.At.Before(t429.Add(wait)) {
 			fails = append(fails, fmt.Sprintf("node %s got 429 (Retry-After: %d, scaled to %s) at +%s and asked again at +%s",
 				q.Node, retryAfterSecs, wait, t429.Sub(from).Round(time.Millisecond), q.At.Sub(from).Round(time.Millisecond)))
 			delete(got, q.Node)
