@@ -74,10 +74,15 @@ type Agent struct {
 	started  bool
 	nodeUID  string
 	cond     *Condition // the condition as last set
+	condAt   time.Time  // when this agent last wrote it
 	// providers keeps the kubelet credential providers' answers for their
 	// cacheDuration, as the kubelet does, across rounds.
 	providers *nodeview.ProviderCache
 	sched     schedState // rounds.go
+	// spread is the window over which a pool round's blob requests are
+	// spaced (Run sets it from the interval; a direct Round does not
+	// wait).
+	spread time.Duration
 }
 
 func (a *Agent) init() {
@@ -174,11 +179,11 @@ func (a *Agent) SetRoot(root string) {
 
 func (a *Agent) probeOne(ctx context.Context, t Target, mode string) Result {
 	a.mu.Lock()
-	root := a.Root
+	root, spread := a.Root, a.spread
 	a.mu.Unlock()
 	o := probe.Options{Root: root, Platform: t.Platform, Blobs: mode, Timeout: time.Duration(a.Config.Timeout),
 		Deadline: time.Duration(a.Config.Deadline), DNSPort: a.DNSPort, DockerConfig: dockerConfig(a.Config.DockerConfig),
-		ProviderCache: a.providers, Memo: a.memo(registryOf(t.Image)), Walk: true}
+		ProviderCache: a.providers, Memo: a.memo(registryOf(t.Image)), Walk: true, Spread: spread}
 	start := a.Now()
 	rep, err := a.Probe(ctx, t.Image, o)
 	if err != nil {
@@ -329,16 +334,37 @@ func CamelReason(cause string) string {
 	return b.String()
 }
 
-// report sets the node condition and posts an event when it changes.
+// HeartbeatPeriod is how often the agent writes its node condition when
+// nothing changed (a change is written at once): node-problem-detector's
+// default (--k8s-exporter-heartbeat-period, 5 minutes), or the interval
+// when that is longer. So a short interval does not add writes to the API
+// server: at 5,000 nodes, about 17 a second at most.
+const HeartbeatPeriod = 5 * time.Minute
+
+// heartbeatDue says whether an unchanged condition last written at last is
+// written again at now: once per HeartbeatPeriod (or interval), give or
+// take half an interval, so that rounds an interval apart do not skip one.
+func heartbeatDue(now, last time.Time, interval time.Duration) bool {
+	return last.IsZero() || now.Sub(last)+interval/2 >= max(HeartbeatPeriod, interval)
+}
+
+// report sets the node condition when it changes, and otherwise as a
+// heartbeat (HeartbeatPeriod), and posts an event when it changes.
 func (a *Agent) report(ctx context.Context, results []Result) {
 	if a.Client == nil || len(results) == 0 {
 		return
 	}
 	a.mu.Lock()
-	prev := a.cond
+	prev, last := a.cond, a.condAt
 	a.mu.Unlock()
-	now := a.Now().UTC().Format(time.RFC3339)
+	at := a.Now()
+	now := at.UTC().Format(time.RFC3339)
 	c := NodeCondition(a.Results())
+	if prev != nil && prev.Status == c.Status && prev.Reason == c.Reason && prev.Message == c.Message &&
+		!heartbeatDue(at, last, time.Duration(a.Config.Interval)) {
+		a.writeResult(ctx)
+		return
+	}
 	c.LastHeartbeatTime, c.LastTransitionTime = now, now
 	if prev == nil {
 		// Keep the transition time the node already carries, so an agent
@@ -371,7 +397,7 @@ func (a *Agent) report(ctx context.Context, results []Result) {
 		}
 	}
 	a.mu.Lock()
-	a.cond = &c
+	a.cond, a.condAt = &c, at
 	a.mu.Unlock()
 	a.writeResult(ctx)
 }
@@ -389,7 +415,10 @@ func (a *Agent) Run(ctx context.Context, ln net.Listener) error {
 	}
 	interval := time.Duration(a.Config.Interval)
 	offset := SlotOffset(a.Node, interval)
-	fmt.Fprintf(a.Log, "monitor: rounds at %s past every %s (from the node name's hash)\n", offset.Round(time.Millisecond), interval)
+	a.mu.Lock()
+	a.spread = BlobSpread(interval, time.Duration(a.Config.Deadline), len(a.Config.Targets))
+	a.mu.Unlock()
+	fmt.Fprintf(a.Log, "monitor: rounds at %s past every %s (from the node name's hash); a pool round's blob requests spread over %s\n", offset.Round(time.Millisecond), interval, a.spread.Round(time.Millisecond))
 	for {
 		now := a.Now()
 		next := NextSlot(now, interval, offset)

@@ -122,8 +122,12 @@ func (a *Agent) reg(name string) *regState {
 	if st == nil {
 		st = &regState{cost: map[string]int{}}
 		st.memo = &registry.Memo{
-			Now:   a.Now,
+			// The agent's clock as it is when asked (a test moves it).
+			Now:   func() time.Time { return a.Now() },
 			Scale: a.RetryAfterScale,
+			// The round that renews the token sends nothing else: one
+			// registry request per node per interval, tokens included.
+			OneRequest: true,
 			OnRequest: func(_, kind string) {
 				s.mu.Lock()
 				s.counts[kind]++

@@ -44,6 +44,23 @@ func NextSlot(now time.Time, interval, offset time.Duration) time.Time {
 	return next
 }
 
+// BlobSpread is the window over which the node that takes a pool's round
+// spaces its blob requests: three quarters of the interval, at most half
+// the probe's deadline, shared among the targets (one round may take every
+// target's pool round). So a pool round is a trickle, not a burst of B
+// requests in one second, and the round still ends within the interval and
+// the deadline. Zero without an interval.
+func BlobSpread(interval, deadline time.Duration, targets int) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	w := interval * 3 / 4
+	if deadline > 0 {
+		w = min(w, deadline/2)
+	}
+	return w / time.Duration(max(targets, 1))
+}
+
 // registrySide: failures the registry answered (or its token or blob
 // host): the next request to it waits longer after each one. A node's own
 // DNS, route or TLS failure costs the registry nothing and keeps the

@@ -84,6 +84,12 @@ type Options struct {
 	// blob host) that this probe did not reach, so that a probe served
 	// from the Memo still sees the node's path to each of them.
 	Walk bool
+	// Spread, when positive, spaces the blob requests evenly over this
+	// window (the i-th of n starts at i/n of it) instead of sending them
+	// as fast as Jobs allows: the monitor's pool rounds set it so that
+	// one node's blob round is not a burst at the registry. Zero (the
+	// probe command) does not wait.
+	Spread time.Duration
 }
 
 func (o *Options) defaults() {
@@ -547,7 +553,16 @@ func (p *prober) fetchBlobs(ctx context.Context, sess *registry.Session, blobs [
 	for i, b := range blobs {
 		results[i] = Blob{Digest: b.Digest.String(), Size: b.Size, MediaType: b.MediaType}
 	}
+	start := time.Now()
 	for i := range blobs {
+		if wait := time.Until(start.Add(p.o.Spread * time.Duration(i) / time.Duration(len(blobs)))); wait > 0 && ctx.Err() == nil {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+			case <-t.C:
+			}
+		}
 		if ctx.Err() != nil {
 			results[i].Error = "skipped: blocked by an earlier failure"
 			continue

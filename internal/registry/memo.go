@@ -52,6 +52,15 @@ type Memo struct {
 	// Scale multiplies every Retry-After (0 means 1): only a simulation
 	// whose intervals are compressed sets it.
 	Scale float64
+	// OneRequest makes a probe that renews an expired token send that
+	// token request only, not the manifest HEAD as well: the digest the
+	// last probe resolved stands, and the next probe HEADs the manifest
+	// with the new token. A change of the tag is then seen one probe
+	// later, once per token lifetime; in exchange a probe of an unchanged
+	// path costs the registry one request, tokens included. Never twice in
+	// a row: when tokens live shorter than the time between probes, every
+	// other probe HEADs the manifest as well.
+	OneRequest bool
 
 	mu        sync.Mutex
 	tokens    map[string]memoToken
@@ -59,6 +68,12 @@ type Memo struct {
 	manifests map[digest.Digest]memoManifest
 	hosts     map[string]map[string]string // plan host → "scheme://host:port" → role
 	until     map[string]time.Time         // plan host → no request before
+	resolves  map[string]memoResolve       // host, scope, identity and reference → the last resolve
+}
+
+type memoResolve struct {
+	d       Descriptor
+	skipped bool // the last probe kept d without a HEAD (OneRequest)
 }
 
 type memoToken struct {
@@ -176,6 +191,36 @@ func (m *Memo) putManifest(d digest.Digest, data []byte, mt string) {
 		m.manifests = map[digest.Digest]memoManifest{}
 	}
 	m.manifests[d] = memoManifest{data: data, mt: mt}
+}
+
+// skipResolve returns the descriptor the last resolve of key found, for a
+// probe that leaves the manifest HEAD out (OneRequest), unless the last
+// probe left it out already.
+func (m *Memo) skipResolve(key string) (Descriptor, bool) {
+	if m == nil {
+		return Descriptor{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.resolves[key]
+	if !ok || r.skipped || r.d.Digest == "" {
+		return Descriptor{}, false
+	}
+	r.skipped = true
+	m.resolves[key] = r
+	return r.d, true
+}
+
+func (m *Memo) putResolved(key string, d Descriptor) {
+	if m == nil || d.Digest == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.resolves == nil || len(m.resolves) >= maxMemoManifests {
+		m.resolves = map[string]memoResolve{}
+	}
+	m.resolves[key] = memoResolve{d: d}
 }
 
 // Blocked returns the time before which no request may go to host (a

@@ -215,7 +215,7 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 func (s *Session) do(ctx context.Context, method, u, accept string, manifest bool) (*http.Response, error) {
 	target := u
 	answered := map[string]bool{}
-	if err := s.renewToken(ctx); err != nil {
+	if _, err := s.renewToken(ctx); err != nil {
 		return nil, err
 	}
 	for {
@@ -291,32 +291,35 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 
 // renewToken fetches a token before the first request when the Memo's
 // token expired but it holds the registry's challenge: a new token without
-// the 401 that would only repeat it.
-func (s *Session) renewToken(ctx context.Context) error {
+// the 401 that would only repeat it. renewed says a token was fetched.
+func (s *Session) renewToken(ctx context.Context) (renewed bool, err error) {
 	if s.Memo == nil {
-		return nil
+		return false, nil
 	}
 	s.mu.Lock()
 	have := s.authHeader != ""
 	s.mu.Unlock()
 	if have {
-		return nil
+		return false, nil
 	}
 	key := tokenKey(s.Host.Host, s.Scope(), s.Creds)
 	if a, ok := s.Memo.token(key); ok {
 		s.mu.Lock()
 		s.authHeader, s.memoAuth = a, true
 		s.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	hdr := s.Memo.lastChallenge(key)
 	if _, ok := Bearer(ParseChallenges(hdr)); !ok {
-		return nil
+		return false, nil
 	}
 	s.mu.Lock()
 	s.challenge = hdr
 	s.mu.Unlock()
-	return s.authorize(ctx, hdr)
+	if err := s.authorize(ctx, hdr); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // roundTrip runs one request and turns transport failures into step errors.
@@ -436,38 +439,68 @@ func (s *Session) statusError(resp *http.Response, role verdict.Role, endpoint s
 // and return its descriptor. On 401 it fetches a token at the realm and
 // tries once more. When the HEAD answer carries no digest, it GETs the
 // manifest as containerd does.
+//
+// With a Memo that has OneRequest set, a call that has to renew the kept
+// token sends the token request only: the digest the last call resolved
+// stands for this one, and the next call HEADs the manifest with the new
+// token (memo.go).
 func (s *Session) Resolve(ctx context.Context, ref string) (Descriptor, error) {
+	d, skipped, err := s.resolve(ctx, ref)
+	if err == nil && !skipped {
+		s.Memo.putResolved(s.resolvedKey(ref), d)
+	}
+	return d, err
+}
+
+func (s *Session) resolvedKey(ref string) string {
+	return tokenKey(s.Host.Host, s.Scope(), s.Creds) + " " + ref
+}
+
+func (s *Session) resolve(ctx context.Context, ref string) (Descriptor, bool, error) {
+	if s.Memo != nil && s.Memo.OneRequest {
+		renewed, err := s.renewToken(ctx)
+		if err != nil {
+			return Descriptor{}, false, err
+		}
+		if renewed {
+			if d, ok := s.Memo.skipResolve(s.resolvedKey(ref)); ok {
+				return d, true, nil
+			}
+		}
+	}
 	u := s.url("manifests", ref)
 	resp, err := s.do(ctx, http.MethodHead, u, manifestAccept, true)
 	if err != nil {
-		return Descriptor{}, err
+		return Descriptor{}, false, err
 	}
 	if resp.StatusCode >= 300 {
 		drain(resp)
 		// A HEAD carries no body: GET for the registry's error codes.
 		gresp, gerr := s.do(ctx, http.MethodGet, u, manifestAccept, true)
 		if gerr != nil {
-			return Descriptor{}, gerr
+			return Descriptor{}, false, gerr
 		}
 		if gresp.StatusCode < 300 {
 			// Registries that refuse HEAD but serve GET: use the GET.
-			return descriptorFrom(gresp, ref, true)
+			d, err := descriptorFrom(gresp, ref, true)
+			return d, false, err
 		}
-		return Descriptor{}, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
+		return Descriptor{}, false, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
 	}
 	drain(resp)
 	d, err := descriptorFrom(resp, ref, false)
 	if err == nil && d.Digest != "" {
-		return d, nil
+		return d, false, nil
 	}
 	gresp, gerr := s.do(ctx, http.MethodGet, u, manifestAccept, true)
 	if gerr != nil {
-		return Descriptor{}, gerr
+		return Descriptor{}, false, gerr
 	}
 	if gresp.StatusCode >= 300 {
-		return Descriptor{}, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
+		return Descriptor{}, false, s.statusError(gresp, s.Host.Role, s.Host.endpoint(), true)
 	}
-	return descriptorFrom(gresp, ref, true)
+	d, err = descriptorFrom(gresp, ref, true)
+	return d, false, err
 }
 
 func descriptorFrom(resp *http.Response, ref string, body bool) (Descriptor, error) {
