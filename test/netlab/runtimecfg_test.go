@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pullpath/pullpath/internal/cri"
+	"github.com/pullpath/pullpath/internal/tiers"
 	"github.com/pullpath/pullpath/test/netlab"
 )
 
@@ -342,9 +343,7 @@ func (p rcProbe) order(byDigest bool) []string {
 }
 
 func TestRuntimeConfigRows(t *testing.T) {
-	if err := netlab.Available(); err != nil {
-		t.Skip(err)
-	}
+	tiers.Require(t, tiers.Netlab)
 	runtimes := rcRuntimes(t)
 	bin := buildPullpath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
