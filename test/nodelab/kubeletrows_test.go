@@ -210,7 +210,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 		table, empty := krRun(ctx, t, w, r, gates, providers, rt, plan, fb)
 		t.Logf("%s: rows (row | host | predicted | logged | kubelet):\n%s", label, strings.Join(table, "\n"))
 		t.Logf("%s: the kubelet's AuthConfig.server_address: empty in %d rows (the mirror, another host than the image's registry, logged the pod's user: containerd's ParseAuth gives an AuthConfig with a server address to that host only)", label, empty)
-		out = append(out, "#### the real kubelet → "+label+" (node tier)", "", "| row (one pod each) | host | predicted | logged | kubelet event |", "|---|---|---|---|---|")
+		out = append(out, "#### node tier: the real kubelet → "+label, "", "| row (one pod each) | host | predicted | logged | kubelet event |", "|---|---|---|---|---|")
 		out = append(append(out, table...), "")
 	}
 	if p := os.Getenv("PULLPATH_CREDS_TABLE"); p != "" {
