@@ -27,6 +27,8 @@ import (
 	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/nodeview/credtest"
+	"github.com/pullpath/pullpath/internal/probe"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/test/netlab/minireg"
 	"github.com/pullpath/pullpath/test/nodelab"
 )
@@ -78,24 +80,52 @@ func krRows() []krRow {
 	}
 }
 
-// TestKubeletCredentialRows checks the keychain against a real kubelet: one node whose real
-// kubelet pulls, through Debian's containerd 1.6, from a registry pair
-// where the mirror (first in hosts.toml) and the upstream each have their
-// own htpasswd. Each row is one pod (pull secrets, service account, the
-// node's credential provider with a matchImages glob). For every host, the
+// krRuntime is one node of TestKubeletCredentialRows: the containerd its
+// kubelet pulls through.
+type krRuntime struct {
+	name  string // "1.6", "2.x": pod and secret names carry it
+	node  string
+	bin   string // NodeSpec.Containerd: "" is Debian's containerd on PATH
+	index int
+	want  keychain.Runtime // the rule the node's real version and config must give
+}
+
+func krRuntimes(t *testing.T) []krRuntime {
+	out := []krRuntime{{name: "16", node: "aks-keys-44444444-vmss000000", index: 4, want: keychain.Containerd16}}
+	if p := os.Getenv("PULLPATH_CONTAINERD2"); p != "" {
+		out = append(out, krRuntime{name: "2x", node: "aks-keystwo-55555555-vmss000000", bin: p, index: 5, want: keychain.Containerd2Transfer})
+	} else {
+		t.Log("PULLPATH_CONTAINERD2 is not set (export PULLPATH_CONTAINERD2=$(sh tools/containerd2/build.sh)/containerd): the containerd 2.x node is not started and its rows are not run")
+	}
+	return out
+}
+
+// TestKubeletCredentialRows checks the keychain against real kubelets: one
+// node per containerd (Debian's 1.6, and the pinned 2.2.9 when
+// PULLPATH_CONTAINERD2 is set, which pulls through its transfer service),
+// whose real kubelet pulls from a registry pair where the mirror (first in
+// hosts.toml) and the upstream each have their own htpasswd. Each row is
+// one pod (pull secrets, service account, the node's credential provider
+// with a matchImages glob), run on each node in turn. For every host, the
 // users the keychain predicts over the kubelet's attempts (keychain.Kubelet
-// and keychain.Route, as the probe computes them) must be those the
-// registry logged, and the pod's pull must succeed exactly when predicted.
+// and keychain.Route with the rule the probe derives from the node: the
+// runtime version the kubelet reports, runtimecfg's pull path) must be
+// those the registry logged, and the pod's pull must succeed exactly when
+// predicted.
 //
 // The kubelet's ServerAddress is read off the rows: containerd's ParseAuth
 // gives an AuthConfig with a server address only to that address's host,
 // so a mirror that logs the pod's user proves the kubelet sent none.
 func TestKubeletCredentialRows(t *testing.T) {
 	before := nodelab.Snapshot(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	nodeName := "aks-keys-44444444-vmss000000"
-	w := startWorld(t, ctx, []string{nodeName})
+	runtimes := krRuntimes(t)
+	var nodeNames []string
+	for _, r := range runtimes {
+		nodeNames = append(nodeNames, r.node)
+	}
+	w := startWorld(t, ctx, nodeNames)
 	t.Cleanup(func() {
 		if d := nodelab.Diff(before, nodelab.Snapshot(context.Background())); len(d) > 0 {
 			t.Errorf("the tier changed the machine:\n%s", strings.Join(d, "\n"))
@@ -158,20 +188,93 @@ func TestKubeletCredentialRows(t *testing.T) {
 	w.files.Hosts = append(append([]string{}, w.files.Hosts...), krUpAddr.String()+" "+krUp, krMirrorAddr.String()+" "+krMirror)
 	w.files.HostsTOML[krUp] = fmt.Sprintf("server = \"https://%s\"\n\n[host.\"https://%s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", krUp, krMirror)
 	provider := credtest.Build(t)
-	spec := credSpec(nodelab.NodeSpec{Name: nodeName, Pool: "keys", NodeImageVersion: imageV1, Mode: "User", Index: 4},
-		provider, krProviderGlob, "prov-user", "good", krEntry("prov-user").Password)
-	w.addNode(ctx, spec)
+	for _, r := range runtimes {
+		spec := credSpec(nodelab.NodeSpec{Name: r.node, Pool: strings.Split(r.node, "-")[1], NodeImageVersion: imageV1, Mode: "User", Index: r.index,
+			// config.toml in the node root, where the probe's runtimecfg reads it.
+			ContainerdConfig: "etc/containerd/config.toml", Containerd: r.bin},
+			provider, krProviderGlob, "prov-user", "good", krEntry("prov-user").Password)
+		w.addNode(ctx, spec)
+	}
 	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	providers := nodeview.CredentialProviderConfig{Providers: []nodeview.CredentialProvider{{Name: "lab-provider", MatchImages: []string{krProviderGlob}}}}
 
-	plan := []keychain.Host{keychain.PlanHost{Host: krMirror, Mirror: true}, keychain.PlanHost{Host: krUp}}
-	var table []string
-	serverAddressEmpty := 0
+	var out []string
+	for _, r := range runtimes {
+		nd := w.nodes[r.node]
+		rt, plan, fb, label := krRule(ctx, t, w, nd, r.node)
+		if rt != r.want {
+			t.Errorf("%s: the probe's rule is %s, want %s", label, rt, r.want)
+		}
+		table, empty := krRun(ctx, t, w, r, gates, providers, rt, plan, fb)
+		t.Logf("%s: rows (row | host | predicted | logged | kubelet):\n%s", label, strings.Join(table, "\n"))
+		t.Logf("%s: the kubelet's AuthConfig.server_address: empty in %d rows (the mirror, another host than the image's registry, logged the pod's user: containerd's ParseAuth gives an AuthConfig with a server address to that host only)", label, empty)
+		out = append(out, "#### node tier: the real kubelet → "+label, "", "| row (one pod each) | host | predicted | logged | kubelet event |", "|---|---|---|---|---|")
+		out = append(append(out, table...), "")
+	}
+	if p := os.Getenv("PULLPATH_CREDS_TABLE"); p != "" {
+		os.WriteFile(p, []byte(strings.Join(out, "\n")), 0o644)
+	}
+}
+
+// krRule is what the probe derives from the node for the credential
+// routing: the runtime version the kubelet reports for it (CRI Version,
+// node.status.nodeInfo), runtimecfg's reading of its config.toml (the pull
+// path) and hosts.toml plan, probe.RuntimeRouting's rule and fallbacks.
+// label names the runtime as the docs' tables do.
+func krRule(ctx context.Context, t *testing.T, w *world, nd *nodelab.Node, nodeName string) (keychain.Runtime, []keychain.Host, keychain.Fallbacks, string) {
+	t.Helper()
+	node, err := w.cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := node.Status.NodeInfo.ContainerRuntimeVersion // "containerd://1.6.20~ds1"
+	version, ok := strings.CutPrefix(reported, "containerd://")
+	if !ok {
+		t.Fatalf("%s reports runtime %q, want containerd", nodeName, reported)
+	}
+	rc, err := runtimecfg.Load(nd.Root, nodeview.RuntimeBinary{Path: "/usr/bin/containerd", ModuleVersion: version, ConfigFlag: "/etc/containerd/config.toml"}, runtimecfg.Options{})
+	if err != nil {
+		t.Fatalf("runtimecfg: %v", err)
+	}
+	view, err := nodeview.Load(nd.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rc.Plan(ctx, view, krUp, false)
+	if err != nil {
+		t.Fatalf("runtimecfg plan: %v", err)
+	}
+	rt, fb, notes := probe.RuntimeRouting(rc, nd.Root, p.Hosts)
+	if len(notes) > 0 {
+		t.Errorf("%s: runtime routing notes: %v", nodeName, notes)
+	}
+	var plan []keychain.Host
+	for _, h := range p.Hosts {
+		plan = append(plan, keychain.PlanHost{Host: h.Host, Mirror: h.Mirror})
+	}
+	if len(plan) != 2 || !plan[0].IsMirror() || plan[0].HostPort() != krMirror || plan[1].HostPort() != krUp {
+		t.Fatalf("%s: plan %+v, want the mirror then the upstream", nodeName, plan)
+	}
+	label := "containerd " + strings.TrimSuffix(version, "+unknown")
+	switch {
+	case rc.Runtime.AtLeast(2, 1) && rc.PullPath == runtimecfg.PullTransfer:
+		label += " (transfer service)"
+	case rc.Runtime.AtLeast(2, 1):
+		label += " (local pull)"
+	}
+	t.Logf("%s: kubelet reports %s; runtimecfg: version %s, pull path %q (%s); rule %s", nodeName, reported, rc.Runtime.Version, rc.PullPath, rc.PullPathReason, rt)
+	return rt, plan, fb, label
+}
+
+// krRun runs the rows on r's node and returns the table's lines and the
+// number of rows proving an empty server_address.
+func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[string]*minireg.Gate, providers nodeview.CredentialProviderConfig,
+	rt keychain.Runtime, plan []keychain.Host, fb keychain.Fallbacks) (table []string, serverAddressEmpty int) {
 	for i, row := range krRows() {
 		image := krUp + "/" + row.repo + ":1"
-		podName := fmt.Sprintf("row-%d", i+1)
+		podName := fmt.Sprintf("row%s-%d", r.name, i+1)
 		// The secrets and the service account of the row.
 		secretOf := func(suffix string, auths map[string]keychain.Entry) string {
 			if len(auths) == 0 {
@@ -191,7 +294,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 			return n
 		}
 		podSecret, saSecret := secretOf("pod", row.pod), secretOf("sa", row.sa)
-		spec := corev1.PodSpec{NodeName: nodeName, AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(0)),
+		spec := corev1.PodSpec{NodeName: r.node, AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(0)),
 			Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullAlways}}}
 		if podSecret != "" {
 			spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: podSecret}}
@@ -242,7 +345,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 		names := map[string][]string{}
 		pulled := false
 		for _, cred := range attempts {
-			for _, r := range keychain.Route(keychain.Containerd16, krUp, row.repo, plan, cred, keychain.Fallbacks{}) {
+			for _, r := range keychain.Route(rt, krUp, row.repo, plan, cred, fb) {
 				if r.Credential != nil && !slices.Contains(predicted[r.Host], r.Credential.Username) {
 					predicted[r.Host] = append(predicted[r.Host], r.Credential.Username)
 					names[r.Host] = append(names[r.Host], r.Credential.Username+" ("+r.Credential.Name()+")")
@@ -306,9 +409,5 @@ func TestKubeletCredentialRows(t *testing.T) {
 			serverAddressEmpty++
 		}
 	}
-	t.Logf("rows (row | host | predicted | logged | kubelet):\n%s", strings.Join(table, "\n"))
-	t.Logf("the kubelet's AuthConfig.server_address: empty in %d rows (the mirror, another host than the image's registry, logged the pod's user: containerd's ParseAuth gives an AuthConfig with a server address to that host only)", serverAddressEmpty)
-	if out := os.Getenv("PULLPATH_CREDS_TABLE"); out != "" {
-		os.WriteFile(out, []byte(strings.Join(table, "\n")+"\n"), 0o644)
-	}
+	return table, serverAddressEmpty
 }

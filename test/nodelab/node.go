@@ -54,6 +54,13 @@ type NodeSpec struct {
 	ContainerdConfig, ConfigPath string
 	// ProviderID is the kubelet's providerID (k3s registers "k3s://<node>").
 	ProviderID string
+	// Containerd is the containerd binary the node runs (a path, or a name
+	// on PATH); empty is Debian's containerd 1.6 on PATH. A containerd 2.x
+	// (tools/containerd2, PULLPATH_CONTAINERD2) reads the same version 2
+	// config.toml: it migrates it to version 3 in memory at start.
+	// tools/containerd2 builds the daemon only, so its pods run under
+	// Debian's containerd-shim-runc-v2 on PATH.
+	Containerd string
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -232,14 +239,18 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 		labels = append(labels, k+"="+v)
 	}
 	sort.Strings(labels)
-	script := fmt.Sprintf(`containerd --config %[1]s >>%[2]s 2>&1 &
+	cdBin := s.Containerd
+	if cdBin == "" {
+		cdBin = "containerd"
+	}
+	script := fmt.Sprintf(`%[14]s --config %[1]s >>%[2]s 2>&1 &
 i=0
 while [ ! -S %[3]s ]; do i=$((i+1)); if [ $i -gt 600 ]; then echo "containerd did not start" >&2; exit 1; fi; sleep 0.1; done
 exec %[4]s --config=%[5]s --kubeconfig=%[6]s --hostname-override=%[7]s --node-ip=%[8]s --root-dir=%[9]s --cert-dir=%[10]s --node-labels=%[11]s --v=1%[13]s >>%[12]s 2>&1
 `, shellQuote(cdConfig), shellQuote(filepath.Join(dir, "containerd.log")), shellQuote(socket),
 		shellQuote(filepath.Join(bin, "kubelet")), shellQuote(kcfg), shellQuote(kubeconfig), shellQuote(s.Name), addr,
 		shellQuote(filepath.Join(dir, "kubelet")), shellQuote(filepath.Join(dir, "kubelet-pki")), shellQuote(strings.Join(labels, ",")),
-		shellQuote(filepath.Join(dir, "kubelet.log")), extraArgs)
+		shellQuote(filepath.Join(dir, "kubelet.log")), extraArgs, shellQuote(cdBin))
 	if err := writeFile(filepath.Join(dir, "node.sh"), []byte(script)); err != nil {
 		return nil, err
 	}
