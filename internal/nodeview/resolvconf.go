@@ -188,7 +188,7 @@ func (rc *ResolvConf) option(line int, o string) {
 	}
 }
 
-func trimDot(s string) string { return strings.TrimSuffix(s, ".") }
+func trimDot(s string) string { return strings.TrimRight(s, ".") } // "x." and "x.." are x; ".." is nothing
 
 // atoi reads a number the way C's atoi does: an optional sign, then leading
 // decimal digits; no digits read as 0. clean reports whether the whole string
