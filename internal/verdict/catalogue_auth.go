@@ -93,9 +93,8 @@ var authEntries = []Cause{
 	warning("auth.provider-several-credentials", LayerAuth, OwnerIdentity,
 		"The kubelet holds several credentials for the image and tries them in turn until one pulls: a failing one slows every pull, and when all fail the verdict is the one furthest along the pull path.",
 		"Remove or fix the credentials that fail (the message names the provider and key of each, never the secret)."),
-	Cause{Code: "auth.hosts-header-credential", Layer: LayerAuth, Owner: OwnerNode,
-		Summary: "Warning: a hosts.toml [host.\"...\".header] sets Authorization for a host of the plan. containerd sends it on every request to that host and replaces it with the kubelet's credential only after the host answers 401 (remotes/docker ConfigureHosts and authorizer.go), so while the host accepts the header it never sees the pod's pull secret or the credential provider's answer; measured on containerd 1.6 and 2.2 by the credential lab.",
-		Next: []string{
-			"Make sure the header's identity may pull every image that goes through this host: it stands in for every pod's credentials there.",
-			"Prefer imagePullSecrets or a credential provider for per-workload access, and keep the header only for a mirror's own login."}},
+	warning("auth.hosts-header-credential", LayerAuth, OwnerNode,
+		"A hosts.toml [host.\"...\".header] sets Authorization for a host of the plan. containerd sends it on every request to that host and replaces it with the kubelet's credential only after the host answers 401 (remotes/docker ConfigureHosts and authorizer.go), so while the host accepts the header it never sees the pod's pull secret or the credential provider's answer; measured on containerd 1.6 and 2.2 by the credential lab.",
+		"Make sure the header's identity may pull every image that goes through this host: it stands in for every pod's credentials there.",
+		"Prefer imagePullSecrets or a credential provider for per-workload access, and keep the header only for a mirror's own login."),
 }
