@@ -13,7 +13,10 @@
 # library's package inits and page faults cost. "required" is base plus
 # containerd's hosts.toml parser and client_golang, the two libraries the
 # project's dependency standard names for the node binary's work: it is
-# the floor of any pullpath-node that links them.
+# the floor of any pullpath-node that links them. "+sysregistriesv2" is
+# containers/image's registries.conf package, which the node binary no
+# longer links (internal/runtimecfg/regconf.go writes its rules): what it
+# would cost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-100}
@@ -29,9 +32,10 @@ declare -A sets=(
   [+hoststoml]="$base $hosts"
   [+clientgolang]="$base $prom"
   [+reference]="$base github.com/distribution/reference"
+  [+sysregistriesv2]="$base go.podman.io/image/v5/pkg/sysregistriesv2"
   [required]="$base $hosts $prom"
 )
-order=(hello base +hoststoml +clientgolang +reference required)
+order=(hello base +hoststoml +clientgolang +reference +sysregistriesv2 required)
 
 args=()
 for name in "${order[@]}"; do

@@ -6,12 +6,10 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
-	tomlu "github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -188,35 +186,21 @@ func resolveImports(root, parent string, imports []string) ([]string, error) {
 // table headers and keys, with the table's path as prefix.
 func keyLines(data []byte) map[string]int {
 	out := map[string]int{}
-	p := tomlu.Parser{}
-	p.Reset(data)
-	var table []string
-	for p.NextExpression() {
-		e := p.Expression()
-		parts := []string{}
-		for it := e.Key(); it.Next(); {
-			parts = append(parts, string(it.Node().Data))
+	walkTOML(data, func(e tomlEntry) {
+		if len(e.Path) == 0 || e.Path[0] != "plugins" {
+			return
 		}
-		line := 0
-		if n := e.Key(); n.Next() {
-			line = p.Shape(n.Node().Raw).Start.Line
-		}
-		switch e.Kind {
-		case tomlu.Table, tomlu.ArrayTable:
-			table = parts
-			if len(parts) > 0 && parts[0] == "plugins" {
-				k := joinKey(parts[1:]...)
-				if _, ok := out[k]; !ok {
-					out[k] = line
-				}
+		k := joinKey(e.Path[1:]...)
+		if e.Table {
+			if _, ok := out[k]; !ok {
+				out[k] = e.Line
 			}
-		case tomlu.KeyValue:
-			full := append(slices.Clone(table), parts...)
-			if len(full) > 1 && full[0] == "plugins" {
-				out[joinKey(full[1:]...)] = line
-			}
+			return
 		}
-	}
+		if len(e.Path) > 1 {
+			out[k] = e.Line
+		}
+	})
 	return out
 }
 

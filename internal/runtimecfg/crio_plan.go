@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"go.podman.io/image/v5/docker/reference"
-	"go.podman.io/image/v5/pkg/sysregistriesv2"
+	"github.com/distribution/reference"
 
 	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
@@ -50,55 +49,77 @@ type CRIOFacts struct {
 // (pkg/tlsclientconfig NewTransport: net.Dialer Timeout 30s).
 const crioDialTimeout = 30 * time.Second
 
-// isShortName is the reference rule containers/image applies: a name whose
-// first component is not a domain (no "." or ":", not "localhost").
-func isShortName(name string) bool {
-	i := strings.IndexRune(name, '/')
-	if i < 0 {
-		return true
+// parseImageName parses the name the kubelet passes as containers/image's
+// pkg/shortnames parseUnnormalizedShortName does: a name whose first
+// component is not a domain (no "." or ":", not "localhost") is short and
+// kept as written; any other is normalised (docker.io/alpine is
+// docker.io/library/alpine).
+func parseImageName(image string) (short bool, named reference.Named, err error) {
+	ref, err := reference.Parse(image)
+	if err := noIPv6(ref, err); err != nil {
+		return false, nil, fmt.Errorf("cannot parse input: %q: %w", image, err)
 	}
-	first := name[:i]
-	return !strings.ContainsAny(first, ".:") && first != "localhost"
+	n, ok := ref.(reference.Named)
+	if !ok {
+		return true, nil, fmt.Errorf("%q is not a named reference", image)
+	}
+	if d := reference.Domain(n); strings.ContainsAny(d, ".:") || d == "localhost" {
+		n, err = parseNormalizedNamed(image)
+		if err != nil {
+			return false, nil, fmt.Errorf("cannot normalize input: %q: %w", image, err)
+		}
+		return false, n, nil
+	}
+	return true, n, nil
 }
 
 // resolveShortName resolves a short name as containers/image's
-// pkg/shortnames Resolve does in CRI-O (which has no TTY): an alias of
-// registries.conf first; else the unqualified-search-registries, all of
-// them in order, except that short-name-mode "enforcing" refuses a list
-// of more than one (CRI-O reports "short name mode is enforcing, but image
-// name %s returns ambiguous list", internal/storage
-// CandidatesForPotentiallyShortImageName).
-func (c *Config) resolveShortName(image string) ([]reference.Named, string, error) {
+// pkg/shortnames Resolve does in CRI-O (which has no TTY): an alias
+// (short-name-aliases.conf, then registries.conf), with the name's tag or
+// digest; else the unqualified-search-registries, all of them in order,
+// except that short-name-mode "enforcing" refuses a list of more than one
+// (CRI-O reports "short name mode is enforcing, but image name %s returns
+// ambiguous list", internal/storage CandidatesForPotentiallyShortImageName).
+func (c *Config) resolveShortName(image string, short reference.Named) ([]reference.Named, string, error) {
 	rc := c.crio.reg
-	name, suffix := image, ""
-	if i := strings.IndexAny(image, "@"); i >= 0 {
-		name, suffix = image[:i], image[i:]
-	} else if i := strings.LastIndex(image, ":"); i >= 0 && !strings.Contains(image[i:], "/") {
-		name, suffix = image[:i], image[i:]
+	name := reference.TrimNamed(short).String()
+	alias, from, ok, err := rc.alias(name)
+	if err != nil {
+		return nil, "", verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "short name %q: %v: containers/image cannot resolve any short name", image, err)
 	}
-	if alias, ok := rc.aliases[name]; ok {
-		ref, err := reference.ParseNormalizedNamed(alias + suffix)
-		if err != nil {
-			return nil, "", verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: alias %q = %q is not a reference: %v", rc.aliasFrom[name], name, alias, err)
+	if ok {
+		ref, err := parseAliasValue(alias)
+		if err == nil {
+			if t, tagged := short.(reference.Tagged); tagged {
+				ref, err = reference.WithTag(ref, t.Tag())
+			}
 		}
-		return []reference.Named{reference.TagNameOnly(ref)}, fmt.Sprintf("alias %q = %q (%s)", name, alias, rc.aliasFrom[name]), nil
+		if err == nil {
+			if d, digested := short.(reference.Digested); digested {
+				ref, err = reference.WithDigest(ref, d.Digest())
+			}
+		}
+		if err != nil {
+			return nil, "", verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: alias %q = %q: %v", from, name, alias, err)
+		}
+		return []reference.Named{reference.TagNameOnly(ref)}, fmt.Sprintf("alias %q = %q (%s)", name, alias, from), nil
 	}
 	if len(rc.search) == 0 {
 		return nil, "", verdict.Errorf(verdict.CodeConfigShortName, verdict.RoleNone, "",
 			"%q is a short name, it has no alias and registries.conf sets no unqualified-search-registries: containers/image refuses it (\"did not resolve to an alias and no unqualified-search registries are defined\"); use the fully qualified name", image)
 	}
+	var out []reference.Named
+	for _, reg := range rc.search {
+		ref, err := parseNormalizedNamed(reg + "/" + image)
+		if err != nil {
+			return nil, "", verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: creating reference with unqualified-search registry %q: %v", rc.searchFrom, reg, err)
+		}
+		out = append(out, reference.TagNameOnly(ref))
+	}
 	if rc.mode == "enforcing" && len(rc.search) > 1 {
 		return nil, "", verdict.Errorf(verdict.CodeConfigShortName, verdict.RoleNone, "",
 			"short name mode is enforcing, but image name %s returns ambiguous list: %q is a short name and short-name-mode = \"enforcing\" (%s) with %d unqualified-search-registries (%s, %s); CRI-O cannot prompt, so it refuses the pull before any network step; use the fully qualified name or an alias",
 			image, image, rc.modeFrom, len(rc.search), strings.Join(rc.search, ", "), rc.searchFrom)
-	}
-	var out []reference.Named
-	for _, reg := range rc.search {
-		ref, err := reference.ParseNormalizedNamed(reg + "/" + image)
-		if err != nil {
-			continue
-		}
-		out = append(out, reference.TagNameOnly(ref))
 	}
 	return out, fmt.Sprintf("short name, unqualified-search-registries %s (%s), short-name-mode %s (%s)", strings.Join(rc.search, ", "), rc.searchFrom, rc.mode, rc.modeFrom), nil
 }
@@ -111,32 +132,25 @@ func (c *Config) crioPlan(_ context.Context, view *nodeview.View, image string) 
 	rc := c.crio.reg
 	facts := &CRIOFacts{Image: image, Candidates: []string{}, AuthFiles: c.crioAuthFiles()}
 	p := &Plan{Mode: ModeRegistriesConf, Endpoints: []Endpoint{}, CRIO: facts}
-	var cands []reference.Named
-	if isShortName(image) {
+	short, named, err := parseImageName(image)
+	if err != nil {
+		return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%q is not a reference: %v", image, err)
+	}
+	cands := []reference.Named{reference.TagNameOnly(named)}
+	if short {
 		var how string
-		var err error
-		cands, how, err = c.resolveShortName(image)
+		cands, how, err = c.resolveShortName(image, named)
 		facts.ShortName = how
 		if err != nil {
 			return p, err
 		}
-	} else {
-		ref, err := reference.ParseNormalizedNamed(image)
-		if err != nil {
-			return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%q is not a reference: %v", image, err)
-		}
-		cands = []reference.Named{reference.TagNameOnly(ref)}
 	}
 	for _, ref := range cands {
 		facts.Candidates = append(facts.Candidates, ref.String())
 	}
 	p.Registry = reference.Domain(cands[0])
-	_, byDigest := cands[0].(reference.Canonical)
 	for _, ref := range cands {
-		reg, err := sysregistriesv2.FindRegistry(rc.sys, ref.Name())
-		if err != nil {
-			return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "registries.conf: %v", err)
-		}
+		reg := rc.conf.findRegistry(ref.Name())
 		type src struct {
 			ref      reference.Named
 			insecure bool
@@ -148,45 +162,34 @@ func (c *Config) crioPlan(_ context.Context, view *nodeview.View, image string) 
 			srcs = []src{{ref: ref, source: "default (no [[registry]] matches " + ref.Name() + ")"}}
 		} else {
 			prefix := reg.Prefix
-			regFrom := rc.regFrom[prefix]
-			if regFrom == "" {
-				regFrom = rc.regFrom[reg.Location]
-			}
 			if facts.Registry == "" {
-				facts.Registry, facts.RegistrySource = prefix, regFrom
+				facts.Registry, facts.RegistrySource = prefix, reg.from
 			}
 			if reg.Blocked {
 				return p, verdict.Errorf(verdict.CodeConfigRegistryBlocked, verdict.RoleNone, "",
-					"%s: [[registry]] prefix %q has blocked = true: containers/image refuses to pull %s (\"registry %s is blocked\") before any network step", regFrom, prefix, ref.String(), reg.Location)
+					"%s: [[registry]] prefix %q has blocked = true: containers/image refuses to pull %s (\"registry %s is blocked\") before any network step", reg.from, prefix, ref.String(), reg.Location)
 			}
-			sources, err := reg.PullSourcesFromReference(ref)
+			sources, err := reg.pullSources(ref)
 			if err != nil {
-				return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: rewriting %s for [[registry]] %q: %v", regFrom, ref.String(), prefix, err)
+				return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: rewriting %s for [[registry]] %q: %v", reg.from, ref.String(), prefix, err)
 			}
-			used := map[string]bool{}
-			for i, s := range sources {
-				mirror := i < len(sources)-1
-				from := regFrom
-				if mirror {
-					from = rc.mirrorFrom[prefix+"\x00"+s.Endpoint.Location]
-					used[s.Endpoint.Location] = true
-				}
-				srcs = append(srcs, src{ref: s.Reference, insecure: s.Endpoint.Insecure, mirror: mirror, source: from})
+			for _, s := range sources {
+				srcs = append(srcs, src{ref: s.ref, insecure: s.endpoint.Insecure, mirror: s.mirror, source: s.endpoint.from})
 			}
+			_, digested := ref.(reference.Canonical)
 			for _, m := range reg.Mirrors {
-				if used[m.Location] {
+				if reg.mirrorUsed(m, digested) {
 					continue
 				}
-				from := rc.mirrorFrom[prefix+"\x00"+m.Location]
 				why := "pull-from-mirror = \"" + m.PullFromMirror + "\""
 				if reg.MirrorByDigestOnly {
-					why = "mirror-by-digest-only = true on its [[registry]] (" + regFrom + ")"
+					why = "mirror-by-digest-only = true on its [[registry]] (" + reg.from + ")"
 				}
 				code := verdict.CodeConfigMirrorDigestOnly
-				msg := fmt.Sprintf("mirror %s (%s) is used for references by digest only (%s): containers/image skips it for %s, a reference by tag, and goes to the next source", m.Location, from, why, ref.String())
-				if byDigest {
+				msg := fmt.Sprintf("mirror %s (%s) is used for references by digest only (%s): containers/image skips it for %s, a reference by tag, and goes to the next source", m.Location, m.from, why, ref.String())
+				if digested {
 					code = verdict.CodeConfigMirrorTagOnly
-					msg = fmt.Sprintf("mirror %s (%s) is used for references by tag only (%s): containers/image skips it for %s, a reference by digest", m.Location, from, why, ref.String())
+					msg = fmt.Sprintf("mirror %s (%s) is used for references by tag only (%s): containers/image skips it for %s, a reference by digest", m.Location, m.from, why, ref.String())
 				}
 				facts.Skipped = append(facts.Skipped, m.Location+": "+why)
 				p.Warnings = append(p.Warnings, verdict.Warning{Code: code, Endpoint: m.Location, Message: msg})

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.podman.io/image/v5/docker/reference"
+	"github.com/distribution/reference"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"

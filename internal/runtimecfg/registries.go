@@ -5,14 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	tomlu "github.com/pelletier/go-toml/v2/unstable"
-	"go.podman.io/image/v5/pkg/sysregistriesv2"
-	"go.podman.io/image/v5/types"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"
@@ -25,75 +20,44 @@ const (
 	RegistriesConfDir = "/etc/containers/registries.conf.d"
 )
 
+// ShortNameAliasesConf is the machine-written aliases file of root
+// (containers/image shortnames.go shortNameAliasesConfPath:
+// /var/cache/containers/short-name-aliases.conf); its aliases come before
+// those of registries.conf.
+const ShortNameAliasesConf = "/var/cache/containers/short-name-aliases.conf"
+
 // registriesConf is registries.conf and its drop-ins as containers/image
-// reads them (sysregistriesv2, the library CRI-O links), plus the file:line
-// of every [[registry]] and [[registry.mirror]], which the library does not
-// keep.
+// reads them (the rules of regconf.go), with the file:line of every
+// setting.
 type registriesConf struct {
-	sys      *types.SystemContext // paths on this machine, for sysregistriesv2
 	files    []ConfigFile
 	settings []Setting
 	warnings []verdict.Warning
-	// regFrom maps a [[registry]]'s prefix (its location when no prefix)
-	// to the file:line of the table that won (a later file replaces an
-	// earlier one's [[registry]] with the same prefix); mirrorFrom maps
-	// prefix + "\x00" + mirror location to its [[registry.mirror]] line.
-	regFrom    map[string]string
-	mirrorFrom map[string]string
-	// aliases merged over the files (later files override a name), with
-	// their sources; search and mode as the last file that set them.
-	aliases    map[string]string
-	aliasFrom  map[string]string
+	conf     rcParsed // the files merged
+	// search and mode as the last file that set them (mode "enforcing",
+	// CRI-O's default, when none does), with their sources.
 	search     []string
 	searchFrom string
 	mode       string
 	modeFrom   string
-}
-
-// regFile is the shape of one registries.conf file, for positions and
-// unknown keys; the semantics come from sysregistriesv2.
-type regFile struct {
-	Registry []struct {
-		Prefix             string `toml:"prefix"`
-		Location           string `toml:"location"`
-		Insecure           bool   `toml:"insecure"`
-		Blocked            bool   `toml:"blocked"`
-		MirrorByDigestOnly bool   `toml:"mirror-by-digest-only"`
-		Mirror             []struct {
-			Location       string `toml:"location"`
-			Insecure       bool   `toml:"insecure"`
-			PullFromMirror string `toml:"pull-from-mirror"`
-		} `toml:"mirror"`
-	} `toml:"registry"`
-	UnqualifiedSearchRegistries *[]string         `toml:"unqualified-search-registries"`
-	CredentialHelpers           []string          `toml:"credential-helpers"`
-	ShortNameMode               string            `toml:"short-name-mode"`
-	AdditionalLayerStoreAuth    string            `toml:"additional-layer-store-auth-helper"`
-	Aliases                     map[string]string `toml:"aliases"`
+	// aliases of short-name-aliases.conf (userAliasErr: that file cannot
+	// be loaded, which fails every short-name resolution).
+	userAliases  map[string]string
+	userAliasErr error
 }
 
 // loadRegistriesConf reads registries.conf and registries.conf.d under
-// root. The error is a config verdict when containers/image cannot load
-// them: every pull then fails before any network step.
+// root as containers/image does: the main file (none: its defaults, no
+// registries and no search list), then every *.conf of the drop-in
+// directory in lexical order, each validated alone and merged over the
+// others. The error is a config verdict: every pull then fails before any
+// network step.
 func loadRegistriesConf(root string) (*registriesConf, error) {
-	rc := &registriesConf{regFrom: map[string]string{}, mirrorFrom: map[string]string{}, aliases: map[string]string{}, aliasFrom: map[string]string{}}
-	mainHP, err := nodeview.InRoot(root, RegistriesConf)
-	if err != nil {
-		mainHP = ""
-	}
+	rc := &registriesConf{}
 	files := append([]string{RegistriesConf}, dropIns(root, RegistriesConfDir, ".conf", false)...)
-	dirHP, err := nodeview.InRoot(root, RegistriesConfDir)
-	if err != nil {
-		dirHP = "/nonexistent-registries.conf.d"
-	}
 	for i, f := range files {
 		data, _, err := nodeview.ReadInRoot(root, f)
 		if err != nil {
-			if i == 0 {
-				// No registries.conf: containers/image runs on its
-				// defaults (no registries, no search list).
-				mainHP = "/dev/null"
-			}
 			rc.files = append(rc.files, ConfigFile{Path: f, Missing: true})
 			continue
 		}
@@ -102,32 +66,72 @@ func loadRegistriesConf(root string) (*registriesConf, error) {
 			cf.ImportedBy = RegistriesConf + " (drop-in, lexical order)"
 		}
 		rc.files = append(rc.files, cf)
-		if verr := rc.scan(f, data); verr != nil {
+		parsed, verr := rc.scan(f, data)
+		if verr != nil {
 			return rc, verr
 		}
+		rc.conf.merge(parsed)
 	}
-	if mainHP == "" {
-		mainHP = "/dev/null"
-	}
-	rc.sys = &types.SystemContext{SystemRegistriesConfPath: mainHP, SystemRegistriesConfDirPath: dirHP}
-	if _, err := sysregistriesv2.TryUpdatingCache(rc.sys); err != nil {
-		return rc, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "",
-			"%s: containers/image cannot load its registries configuration (%s): every pull fails before any network step (CRI-O keeps its previous configuration only when this one came with a reload: \"system registries reload failed\")", strings.Join(fileNames(rc.files), ", "), strings.ReplaceAll(err.Error(), dirHP, RegistriesConfDir))
-	}
+	rc.loadUserAliases(root)
+	rc.search, rc.searchFrom = rc.conf.search, rc.conf.searchFrom
 	if rc.searchFrom != "" {
 		rc.settings = append(rc.settings, Setting{Key: "unqualified-search-registries", Value: strings.Join(rc.search, ", "), Source: rc.searchFrom})
 	}
-	mode := rc.mode
-	modeFrom := rc.modeFrom
-	if mode == "" {
-		mode, modeFrom = "enforcing", "default of containers/image (not set)"
+	rc.mode, rc.modeFrom = rc.conf.modeSet, rc.conf.modeFrom
+	if rc.mode == "" {
+		rc.mode, rc.modeFrom = "enforcing", "default of containers/image (not set)"
 	}
-	rc.mode = mode
-	rc.settings = append(rc.settings, Setting{Key: "short-name-mode", Value: mode, Source: modeFrom})
-	for _, p := range sortedKeys(rc.regFrom) {
-		rc.settings = append(rc.settings, Setting{Key: "registry " + p, Value: p, Source: rc.regFrom[p]})
+	rc.settings = append(rc.settings, Setting{Key: "short-name-mode", Value: rc.mode, Source: rc.modeFrom})
+	if h := rc.conf.helpers; len(h) > 0 {
+		rc.settings = append(rc.settings, Setting{Key: "credential-helpers", Value: strings.Join(h, ", "), Source: rc.conf.helpersFrom})
+	}
+	for _, r := range rc.conf.registries {
+		rc.settings = append(rc.settings, Setting{Key: "registry " + r.Prefix, Value: r.Prefix, Source: r.from})
 	}
 	return rc, nil
+}
+
+// loadUserAliases reads short-name-aliases.conf: a file that cannot be
+// decoded or holds an invalid alias fails every short-name resolution
+// (sysregistriesv2 loadShortNameAliasConf), not the qualified pulls.
+func (rc *registriesConf) loadUserAliases(root string) {
+	data, _, err := nodeview.ReadInRoot(root, ShortNameAliasesConf)
+	if err != nil {
+		return
+	}
+	rc.files = append(rc.files, ConfigFile{Path: ShortNameAliasesConf, ImportedBy: "containers/image (short-name aliases, before registries.conf's)"})
+	var f struct {
+		Aliases map[string]string `toml:"aliases"`
+	}
+	if _, err := toml.Decode(string(data), &f); err != nil {
+		rc.userAliasErr = fmt.Errorf("loading short-name aliases config file %q: %w", ShortNameAliasesConf, err)
+		return
+	}
+	if err := validateAliases(f.Aliases); err != nil {
+		rc.userAliasErr = fmt.Errorf("loading short-name aliases config file %q: %w", ShortNameAliasesConf, err)
+		return
+	}
+	rc.userAliases = f.Aliases
+	if rc.userAliases == nil {
+		rc.userAliases = map[string]string{}
+	}
+}
+
+// alias looks a short name (without tag or digest) up as
+// sysregistriesv2 ResolveShortNameAlias does: short-name-aliases.conf,
+// then registries.conf's merged aliases; a value "" resets the name (no
+// alias). ok is false when no alias applies.
+func (rc *registriesConf) alias(name string) (value, from string, ok bool, err error) {
+	if rc.userAliasErr != nil {
+		return "", "", false, rc.userAliasErr
+	}
+	if v, hit := rc.userAliases[name]; hit {
+		return v, ShortNameAliasesConf, v != "", nil
+	}
+	if v, hit := rc.conf.aliases[name]; hit {
+		return v, rc.conf.aliasFrom[name], v != "", nil
+	}
+	return "", "", false, nil
 }
 
 func fileNames(fs []ConfigFile) []string {
@@ -140,55 +144,33 @@ func fileNames(fs []ConfigFile) []string {
 	return out
 }
 
-// scan decodes one file for positions, search list, mode and aliases, and
-// reports unknown keys. A file that is not TOML is the config verdict with
-// its line, as containers/image refuses it.
-func (rc *registriesConf) scan(file string, data []byte) *verdict.Error {
-	var rf regFile
-	md, err := toml.Decode(string(data), &rf)
+// scan decodes and validates one file, and reports its unknown keys. A
+// file containers/image refuses is the config verdict, with its line when
+// it is not TOML.
+func (rc *registriesConf) scan(file string, data []byte) (*rcParsed, *verdict.Error) {
+	lines := tomlLines(data)
+	at := func(k string) string { return fmt.Sprintf("%s:%d", file, lines[k]) }
+	parsed, md, err := parseRCFile(file, data, at)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s:%d: column %d: %s: containers/image cannot load its registries configuration, so every pull fails before any network step", file, pe.Position.Line, pe.Position.Col, pe.Message)
+			return nil, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s:%d: column %d: %s: containers/image cannot load its registries configuration, so every pull fails before any network step", file, pe.Position.Line, pe.Position.Col, pe.Message)
 		}
-		return verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%s: %v: containers/image cannot load its registries configuration, so every pull fails before any network step", file, err)
+		return nil, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "",
+			"%s: containers/image cannot load its registries configuration (loading registries configuration %q: %v): every pull fails before any network step (CRI-O keeps its previous configuration only when this one came with a reload: \"system registries reload failed\")", strings.Join(fileNames(rc.files), ", "), file, err)
 	}
-	lines := tomlLines(data)
-	at := func(k string) string { return fmt.Sprintf("%s:%d", file, lines[k]) }
 	for _, k := range md.Undecoded() {
-		key := k.String()
-		if strings.HasPrefix(key, "registries.") || key == "registries" {
-			continue // the v1 format: sysregistriesv2 refuses it with its own error
-		}
 		rc.warnings = append(rc.warnings, verdict.Warning{Code: verdict.CodeConfigUnknownKey,
-			Message: fmt.Sprintf("%s: containers/image ignores the unknown key %s (it only logs it at debug level)", at(undecodedPath(k)), key)})
+			Message: fmt.Sprintf("%s: containers/image ignores the unknown key %s (it only logs it at debug level)", at(strings.Join(k, ".")), k.String())})
 	}
-	for i, r := range rf.Registry {
-		prefix := r.Prefix
-		if prefix == "" {
-			prefix = r.Location
-		}
-		rc.regFrom[prefix] = at("registry[" + strconv.Itoa(i) + "]")
-		for j, m := range r.Mirror {
-			rc.mirrorFrom[prefix+"\x00"+m.Location] = at(fmt.Sprintf("registry[%d].mirror[%d]", i, j))
-		}
+	if parsed.helpers != nil {
+		parsed.helpersFrom = at("credential-helpers")
 	}
-	if rf.UnqualifiedSearchRegistries != nil {
-		rc.search, rc.searchFrom = *rf.UnqualifiedSearchRegistries, at("unqualified-search-registries")
+	if parsed.modeSet != "" {
+		parsed.modeFrom = at("short-name-mode")
 	}
-	if rf.ShortNameMode != "" {
-		rc.mode, rc.modeFrom = rf.ShortNameMode, at("short-name-mode")
-	}
-	for name, v := range rf.Aliases {
-		rc.aliases[name] = v
-		rc.aliasFrom[name] = at("aliases." + name)
-	}
-	return nil
+	return parsed, nil
 }
-
-// undecodedPath turns a BurntSushi key into tomlLines' form (without array
-// indexes, the first table of that name).
-func undecodedPath(k toml.Key) string { return strings.Join(k, ".") }
 
 // tomlLines maps the key paths written in a TOML document to their lines:
 // "a.b" for keys and tables, "t[i]" and "t[i].u[j]" for arrays of tables
@@ -196,65 +178,12 @@ func undecodedPath(k toml.Key) string { return strings.Join(k, ".") }
 // lookups.
 func tomlLines(data []byte) map[string]int {
 	out := map[string]int{}
-	p := tomlu.Parser{}
-	p.Reset(data)
-	var table []string      // indexed form
-	var plainTable []string // without indexes
-	counts := map[string]int{}
-	for p.NextExpression() {
-		e := p.Expression()
-		parts := []string{}
-		for it := e.Key(); it.Next(); {
-			parts = append(parts, string(it.Node().Data))
+	walkTOML(data, func(e tomlEntry) {
+		out[strings.Join(e.Indexed, ".")] = e.Line
+		if k := strings.Join(e.Path, "."); out[k] == 0 {
+			out[k] = e.Line
 		}
-		line := 0
-		if n := e.Key(); n.Next() {
-			line = p.Shape(n.Node().Raw).Start.Line
-		}
-		setFirst := func(k string) {
-			if _, ok := out[k]; !ok {
-				out[k] = line
-			}
-		}
-		switch e.Kind {
-		case tomlu.Table:
-			table = indexed(parts, counts, false)
-			plainTable = parts
-			out[strings.Join(table, ".")] = line
-			setFirst(strings.Join(parts, "."))
-		case tomlu.ArrayTable:
-			table = indexed(parts, counts, true)
-			plainTable = parts
-			out[strings.Join(table, ".")] = line
-			setFirst(strings.Join(parts, "."))
-		case tomlu.KeyValue:
-			out[strings.Join(append(slices.Clone(table), parts...), ".")] = line
-			setFirst(strings.Join(append(slices.Clone(plainTable), parts...), "."))
-		}
-	}
-	return out
-}
-
-// indexed gives an array-of-tables header its index: [[registry]] is
-// registry[n], [[registry.mirror]] registry[n].mirror[m] under the latest
-// registry.
-func indexed(parts []string, counts map[string]int, array bool) []string {
-	out := make([]string, 0, len(parts))
-	for i, p := range parts {
-		prefix := strings.Join(out, ".")
-		key := prefix + "." + p
-		if i == len(parts)-1 && array {
-			n := counts[key]
-			counts[key] = n + 1
-			out = append(out, fmt.Sprintf("%s[%d]", p, n))
-			continue
-		}
-		if n, ok := counts[key]; ok && n > 0 {
-			out = append(out, fmt.Sprintf("%s[%d]", p, n-1))
-			continue
-		}
-		out = append(out, p)
-	}
+	})
 	return out
 }
 
