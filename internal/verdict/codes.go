@@ -20,6 +20,7 @@ const (
 	CodeConfigCredentialProviderBinary  = "config.credential-provider-binary"
 	CodeConfigCredentials               = "config.credentials"
 	CodeConfigCrio                      = "config.crio"
+	CodeConfigCrioAuthFile              = "config.crio-auth-file"
 	CodeConfigHostsDirPort              = "config.hosts-dir-port"
 	CodeConfigHostsFile                 = "config.hosts-file"
 	CodeConfigHostsTOML                 = "config.hosts-toml"
@@ -124,6 +125,7 @@ const (
 const (
 	CodeAzureNoPools                   = "azure.no-pools"
 	CodeAzureRead                      = "azure.read"
+	CodeConfigCrioNamespaceUnknown     = "config.crio-namespace-unknown"
 	CodeProbePodView                   = "probe.pod-view"
 	CodeDNSHostsEntry                  = "dns.hosts-entry"
 	CodeDNSNoResolvConf                = "dns.no-resolv-conf"
