@@ -36,6 +36,7 @@ func Diagnose(ctx context.Context, cs kube.Interface, ref WorkloadRef, do Diagno
 	}
 	po := *do.Probe
 	po.defaults()
+	po.PodNamespace = ref.Namespace
 	ns := po.Namespace
 	if ns == "" {
 		ns = ref.Namespace

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"cmp"
 	"path"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -200,4 +202,61 @@ func withLayouts(targets []ProbeTarget, nodes []corev1.Node) []ProbeTarget {
 		}
 	}
 	return targets
+}
+
+// CRI-O's per-namespace directories, as CRI-O's defaults name them
+// (pkg/config DefaultConfig: signature_policy_dir /etc/crio/policies since
+// 1.28, namespaced_auth_dir /etc/crio/auth since 1.35).
+const (
+	crioDefaultAuthDir   = "/etc/crio/auth"
+	crioDefaultPolicyDir = "/etc/crio/policies"
+)
+
+// crioNamespaceMounts returns the read-only hostPath volumes of CRI-O's
+// namespaced_auth_dir and signature_policy_dir for a CRI-O node, each only
+// when it lies outside the paths the Job mounts anyway (the defaults are
+// under /etc) and only when the node's CRI-O reads it: CRI-O creates both
+// at start (pkg/config ImageConfig.Validate: os.MkdirAll), so type
+// Directory is exact there and never creates anything; a CRI-O older than
+// the directory (known from containerRuntimeVersion) has none, and the
+// mount is left out rather than failing the pod.
+func crioNamespaceMounts(l *NodeLayout, po ProbeOptions, mounted []string) ([]corev1.Volume, []corev1.VolumeMount) {
+	major, minor, known := crioVersion(l.RuntimeVersion)
+	atLeast := func(m, n int) bool { return !known || major > m || (major == m && minor >= n) }
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	add := func(name, dir string) {
+		if !path.IsAbs(dir) || underMounts(dir, mounted) {
+			return
+		}
+		dir = path.Clean(dir)
+		t := corev1.HostPathDirectory
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: &t}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: HostRoot + dir, ReadOnly: true})
+	}
+	if atLeast(1, 35) {
+		add("host-crio-auth", cmp.Or(po.CRIONamespacedAuthDir, crioDefaultAuthDir))
+	}
+	if atLeast(1, 28) {
+		add("host-crio-policies", cmp.Or(po.CRIOSignaturePolicyDir, crioDefaultPolicyDir))
+	}
+	return vols, mounts
+}
+
+// crioVersion reads major.minor from "cri-o://1.35.2".
+func crioVersion(v string) (int, int, bool) {
+	rest, ok := strings.CutPrefix(v, "cri-o://")
+	if !ok {
+		return 0, 0, false
+	}
+	parts := strings.SplitN(strings.TrimPrefix(rest, "v"), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(strings.TrimRightFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return major, minor, true
 }

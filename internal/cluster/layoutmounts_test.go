@@ -158,3 +158,81 @@ func TestPodViewJobSharesSkeleton(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeJobCRIONamespace: on a CRI-O node the Job passes the workload's
+// namespace as --pod-namespace and mounts CRI-O's namespaced_auth_dir and
+// signature_policy_dir read-only, type Directory (CRI-O creates both at
+// start), only when they lie outside /etc and only when the node's CRI-O
+// reads them; a containerd node gets neither.
+func TestProbeJobCRIONamespace(t *testing.T) {
+	type mount struct {
+		path string
+		typ  corev1.HostPathType
+	}
+	jobOf := func(layout NodeLayout, po ProbeOptions) ([]string, []mount, []string) {
+		t.Helper()
+		po.Image, po.RunID = "myacr.azurecr.io/tools/pullpath:v1", "ns01"
+		j := ProbeJob(ProbeTarget{Node: "n1", Layout: &layout}, clustertest.Image, "pullpath", po, "")
+		ps := j.Spec.Template.Spec
+		var paths []string
+		var extra []mount
+		byName := map[string]corev1.VolumeMount{}
+		for _, m := range ps.Containers[0].VolumeMounts {
+			byName[m.Name] = m
+		}
+		for _, v := range ps.Volumes {
+			if v.HostPath == nil {
+				continue
+			}
+			paths = append(paths, v.HostPath.Path)
+			m := byName[v.Name]
+			if !m.ReadOnly || m.MountPath != HostRoot+v.HostPath.Path {
+				t.Errorf("%s mounted at %s read-only=%v", v.HostPath.Path, m.MountPath, m.ReadOnly)
+			}
+			if strings.HasPrefix(v.Name, "host-crio-") {
+				extra = append(extra, mount{v.HostPath.Path, *v.HostPath.Type})
+			}
+		}
+		return ps.Containers[0].Args, extra, paths
+	}
+	crio := func(v string) NodeLayout {
+		return NodeLayout{Name: "cri-o", RuntimeVersion: v, Mounts: []HostMount{usrBin}}
+	}
+	nsArg := func(args []string) string {
+		if i := slices.Index(args, "--pod-namespace"); i >= 0 && i+1 < len(args) {
+			return args[i+1]
+		}
+		return ""
+	}
+	custom := ProbeOptions{PodNamespace: "shop", CRIONamespacedAuthDir: "/var/lib/crio/auth", CRIOSignaturePolicyDir: "/var/lib/crio/policies/"}
+
+	// Defaults: /etc/crio/auth and /etc/crio/policies are under /etc.
+	args, extra, paths := jobOf(crio("cri-o://1.35.1"), ProbeOptions{PodNamespace: "shop"})
+	if nsArg(args) != "shop" || len(extra) != 0 || !slices.Equal(paths, []string{"/etc", "/run", "/usr/bin"}) {
+		t.Errorf("defaults: --pod-namespace %q, extra %v, paths %v", nsArg(args), extra, paths)
+	}
+	// Moved directories: both mounted, type Directory, path cleaned.
+	_, extra, _ = jobOf(crio("cri-o://1.35.1"), custom)
+	if want := []mount{{"/var/lib/crio/auth", corev1.HostPathDirectory}, {"/var/lib/crio/policies", corev1.HostPathDirectory}}; !slices.Equal(extra, want) {
+		t.Errorf("1.35 moved dirs: %v, want %v", extra, want)
+	}
+	// CRI-O 1.31 (OpenShift's version string) has no namespaced auth dir:
+	// a Directory mount of it would fail the pod.
+	_, extra, _ = jobOf(crio("cri-o://1.31.5-3.rhaos4.18.gitdad78d5.el9"), custom)
+	if want := []mount{{"/var/lib/crio/policies", corev1.HostPathDirectory}}; !slices.Equal(extra, want) {
+		t.Errorf("1.31 moved dirs: %v, want %v", extra, want)
+	}
+	// CRI-O 1.27: neither.
+	if _, extra, _ = jobOf(crio("cri-o://1.27.0"), custom); len(extra) != 0 {
+		t.Errorf("1.27: %v", extra)
+	}
+	// A moved directory still under /etc: no second mount.
+	if _, extra, _ = jobOf(crio("cri-o://1.35.1"), ProbeOptions{PodNamespace: "shop", CRIONamespacedAuthDir: "/etc/crio/ns-auth"}); len(extra) != 0 {
+		t.Errorf("dir under /etc mounted again: %v", extra)
+	}
+	// containerd: no flag, no mount, whatever the options.
+	args, extra, paths = jobOf(NodeLayout{Name: "debian", RuntimeVersion: "containerd://1.6.20~ds1", Mounts: []HostMount{usrBin}}, custom)
+	if nsArg(args) != "" || len(extra) != 0 || !slices.Equal(paths, []string{"/etc", "/run", "/usr/bin"}) {
+		t.Errorf("containerd: --pod-namespace %q, extra %v, paths %v", nsArg(args), extra, paths)
+	}
+}

@@ -80,6 +80,16 @@ type ProbeOptions struct {
 	TokenAudience             string
 	ServiceAccount            string
 	ServiceAccountAnnotations map[string]string
+	// PodNamespace is the namespace of the workload's pods, set by
+	// Diagnose: the Job passes it as --pod-namespace on a CRI-O node,
+	// whose pulls read that namespace's auth file and signature policy.
+	PodNamespace string
+	// CRIONamespacedAuthDir and CRIOSignaturePolicyDir are CRI-O's
+	// namespaced_auth_dir and signature_policy_dir on the probed nodes
+	// (--probe-crio-namespaced-auth-dir, --probe-crio-signature-policy-dir;
+	// default CRI-O's, under /etc): mounted read-only on a CRI-O node when
+	// outside the paths the Job mounts anyway (crioNamespaceMounts).
+	CRIONamespacedAuthDir, CRIOSignaturePolicyDir string
 	// PodView runs a second, unprivileged probe Job from an ordinary pod
 	// on every probed node (PodViewJob) and compares the two paths hop by
 	// hop (ComparePaths).
@@ -201,6 +211,14 @@ func ProbeJob(t ProbeTarget, image, namespace string, po ProbeOptions, pullSecre
 	volumes, mounts := layoutVolumes(t.Layout)
 	pv, pm := providerMounts(t.Provider, mountedPaths(t.Layout))
 	volumes, mounts = append(volumes, pv...), append(mounts, pm...)
+	if t.Layout != nil && t.Layout.Name == "cri-o" {
+		// CRI-O reads the pod namespace's auth file and policy.
+		if po.PodNamespace != "" {
+			args = append(args, "--pod-namespace", po.PodNamespace)
+		}
+		cv, cm := crioNamespaceMounts(t.Layout, po, mountedPaths(t.Layout))
+		volumes, mounts = append(volumes, cv...), append(mounts, cm...)
+	}
 	saName := ""
 	if v, m, saArgs := serviceAccountTokenVolume(po, namespace); v != nil {
 		volumes, mounts, args = append(volumes, *v), append(mounts, *m), append(args, saArgs...)

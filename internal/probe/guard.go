@@ -178,6 +178,10 @@ func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo st
 		cfg = p.rep.RuntimeConfig.Config
 	}
 	rt, fb, notes := RuntimeRouting(cfg, p.o.Root, hosts)
+	if rc := p.rep.RuntimeConfig; rc != nil && rc.Plan != nil && rc.Plan.CRIO != nil {
+		// CRI-O: containers/image's rule, with the auth file of the pull.
+		rt, fb = keychain.ContainersImage, rc.Plan.CRIO.AuthFallbacks()
+	}
 	for _, n := range notes {
 		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeConfigAuthUnreadable, Message: n})
 	}

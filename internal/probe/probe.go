@@ -46,6 +46,10 @@ type Options struct {
 	Timeout      time.Duration
 	Deadline     time.Duration // whole run; default 10m
 	DNSPort      int           // nameserver port; default 53
+	// PodNamespace is the namespace of the pod whose pull is probed (the
+	// CRI sandbox config's; diagnose --probe passes it): CRI-O reads the
+	// namespace's auth file and signature policy with it. Empty: unknown.
+	PodNamespace string
 	// RuntimeVersion is the runtime's version as the node's status
 	// reports it (diagnose passes containerRuntimeVersion,
 	// "containerd://1.7.27-k3s1"); it beats the version read from files.
@@ -381,6 +385,10 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			// No AuthConfig: containerd uses config.toml's
 			// registry.configs."<host>".auth (k3s, Bottlerocket).
 			if c := p.configAuthCreds(pl.host.Host); c != nil {
+				hostCreds = c
+			} else if c := p.crioAuthCreds(pl.host.Host); c != nil {
+				// CRI-O: the auth file of the pull (namespaced
+				// file, else global_auth_file).
 				hostCreds = c
 			}
 		}

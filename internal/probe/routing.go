@@ -71,3 +71,22 @@ func (p *prober) configAuthCreds(host string) *registry.Credentials {
 	p.mirrorCreds = append(p.mirrorCreds, rc)
 	return rc
 }
+
+// crioAuthCreds is what containers/image presents host for a CRI-O pull
+// whose request carries no credential: the key of the pull's auth file
+// (the pod namespace's namespaced file when it exists, else
+// global_auth_file; runtimecfg crioRoutes), nil when it asks anonymously.
+// The probe holds it from then on, so the report redacts it.
+func (p *prober) crioAuthCreds(host string) *registry.Credentials {
+	rc := p.rep.RuntimeConfig
+	if rc == nil || rc.Plan == nil {
+		return nil
+	}
+	c := rc.Plan.CRIOCredential(host)
+	if c == nil {
+		return nil
+	}
+	out := &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}
+	p.mirrorCreds = append(p.mirrorCreds, out)
+	return out
+}

@@ -64,6 +64,10 @@ type Options struct {
 	// CRIVersion the running runtime's answer to the CRI Version call on
 	// CRISocket. Either beats the files (applyVersionSources).
 	RuntimeVersion, CRIVersion, CRISocket string
+	// Namespace is the pod's namespace (the CRI sandbox config's, probe
+	// --pod-namespace): CRI-O reads per-namespace auth and policy files
+	// with it (crio_namespace.go). Empty when unknown.
+	Namespace string
 }
 
 // Load reads the node's runtime configuration under root. rb is the
@@ -104,6 +108,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 			c.Settings = append(c.Settings, Setting{Key: "runtime", Value: CRIO, Source: f + " is on the node and no containerd is"})
 			c.applyVersionSources(o)
 			err := c.loadCRIO(root)
+			c.crio.namespace = o.Namespace
 			return c, err
 		}
 	}

@@ -46,6 +46,9 @@ type crioState struct {
 	image crioImage
 	from  map[string]string // [crio.image] key → "file:line"
 	reg   *registriesConf
+	// namespace is the pod's namespace (Options.Namespace), "" when
+	// unknown: it selects the per-namespace files (crio_namespace.go).
+	namespace string
 }
 
 // loadCRIO reads crio.conf and crio.conf.d/*.conf under root as CRI-O
@@ -154,9 +157,9 @@ func (c *Config) crioSettings() {
 		}
 	}
 	set("global_auth_file", st.image.GlobalAuthFile, "")
-	set("namespaced_auth_dir", st.image.NamespacedAuthDir, "")
+	set("namespaced_auth_dir", st.image.NamespacedAuthDir, CRIODefaultNamespacedAuthDir)
 	set("signature_policy", st.image.SignaturePolicy, "")
-	set("signature_policy_dir", st.image.SignaturePolicyDir, "/etc/crio/policies")
+	set("signature_policy_dir", st.image.SignaturePolicyDir, CRIODefaultSignaturePolicyDir)
 	if len(st.image.InsecureRegistries) > 0 {
 		set("insecure_registries", strings.Join(st.image.InsecureRegistries, ", "), "")
 	}

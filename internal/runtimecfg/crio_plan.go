@@ -43,6 +43,20 @@ type CRIOFacts struct {
 	Credentials []keychain.Routed `json:"credentials,omitempty"`
 	// Policy is the signature policy requirement that applies.
 	Policy *PolicyFact `json:"policy,omitempty"`
+	// Namespace is what the pod's namespace changes: the namespaced auth
+	// file and signature policy (crio_namespace.go).
+	Namespace *CRIONamespace `json:"namespace,omitempty"`
+
+	// authFile is the pull's auth file as read (crioAuthFile), never
+	// serialised.
+	authFile     map[string]keychain.Entry
+	authFileName string
+}
+
+// AuthFallbacks are containers/image's node credentials for the pull: the
+// auth file CRI-O hands it (keychain.Route with keychain.ContainersImage).
+func (f *CRIOFacts) AuthFallbacks() keychain.Fallbacks {
+	return keychain.Fallbacks{AuthFile: f.authFile, AuthFileName: f.authFileName}
 }
 
 // crioDialTimeout is containers/image's connect timeout
@@ -130,8 +144,10 @@ func (c *Config) resolveShortName(image string, short reference.Named) ([]refere
 // mirror-by-digest-only / pull-from-mirror, then the primary location).
 func (c *Config) crioPlan(_ context.Context, view *nodeview.View, image string) (*Plan, error) {
 	rc := c.crio.reg
-	facts := &CRIOFacts{Image: image, Candidates: []string{}, AuthFiles: c.crioAuthFiles()}
+	facts := &CRIOFacts{Image: image, Candidates: []string{}}
 	p := &Plan{Mode: ModeRegistriesConf, Endpoints: []Endpoint{}, CRIO: facts}
+	facts.Namespace, p.Warnings = c.crioNamespace(image, p.Warnings)
+	facts.AuthFiles = c.crioAuthFiles(facts.Namespace)
 	short, named, err := parseImageName(image)
 	if err != nil {
 		return p, verdict.Errorf(verdict.CodeConfigRegistriesConf, verdict.RoleNone, "", "%q is not a reference: %v", image, err)
@@ -225,8 +241,10 @@ func (c *Config) crioPlan(_ context.Context, view *nodeview.View, image string) 
 	if dir := c.crioCertsDirOf(p.Registry); dir != "" {
 		p.HostsDir = dir
 	}
-	facts.Credentials = c.crioRoutes(p, cands[0])
-	facts.Policy, p.Warnings = c.crioPolicy(cands[0], p.Warnings)
+	facts.Policy, p.Warnings = c.crioPolicy(cands[0], facts.Namespace, p.Warnings)
+	if facts.Credentials, err = c.crioRoutes(p, cands[0], facts.Namespace); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -335,17 +353,27 @@ func (c *Config) crioCerts(host string, tc *tls.Config) (string, []string, error
 // (server/image_pull.go pullImage): the CRI request's credential (the
 // kubelet's pull secret or credential provider) becomes the
 // SystemContext's DockerAuthConfig, which containers/image uses before any
-// file; otherwise the per-pull file <namespaced_auth_dir>/<namespace>-
-// <sha256 of the image name>.json when it exists (prepareTempAuthFile sets
-// AuthFilePath to it); otherwise global_auth_file (the SystemContext's
-// AuthFilePath); when that is empty, containers/image's default files of
-// root (pkg/docker/config: ${XDG_RUNTIME_DIR}/containers/auth.json, then
-// ~/.docker/config.json).
-func (c *Config) crioAuthFiles() []string {
+// file; otherwise, with the pod's namespace, the file
+// <namespaced_auth_dir>/<namespace>-<sha256 of the image name>.json when it
+// exists (prepareTempAuthFile makes it the AuthFilePath); otherwise
+// global_auth_file (the SystemContext's AuthFilePath); when that is empty,
+// containers/image's default files of root (pkg/docker/config:
+// ${XDG_RUNTIME_DIR}/containers/auth.json, then ~/.docker/config.json).
+func (c *Config) crioAuthFiles(ns *CRIONamespace) []string {
 	st := c.crio
-	out := []string{"the CRI request's credential (kubelet: pull secret or credential provider); dropped for a mirror on another domain (container-libs#333)"}
-	if d := st.image.NamespacedAuthDir; d != "" {
-		out = append(out, d+"/<namespace>-<sha256 of image name>.json ("+st.from["namespaced_auth_dir"]+"), when the credential provider wrote one for this pull")
+	out := []string{"the CRI request's credential (kubelet: pull secret or credential provider); dropped for a mirror on another domain (docker_image_src.go newImageSource)"}
+	dir, why := c.crioNamespacedAuthDir()
+	switch {
+	case dir == "":
+		out = append(out, why)
+	case ns == nil || ns.Name == "":
+		out = append(out, dir+"/<namespace>-<sha256 of image name>.json ("+why+"), when the credential provider wrote one for the pod's namespace: not read, the namespace is unknown")
+	case ns.AuthFile == "":
+		out = append(out, dir+"/"+ns.Name+"-<sha256 of image name>.json ("+why+"): no file name (see namespace.note)")
+	case ns.AuthFileUsed:
+		out = append(out, ns.AuthFile+" ("+why+"): present, so it replaces every file below for this pull")
+	default:
+		out = append(out, ns.AuthFile+" ("+why+"): absent")
 	}
 	if f := st.image.GlobalAuthFile; f != "" {
 		out = append(out, f+" (global_auth_file, "+st.from["global_auth_file"]+")")
@@ -362,32 +390,41 @@ func (c *Config) crioAuthFiles() []string {
 var crioDefaultAuthFiles = []string{"/run/containers/0/auth.json", "/root/.config/containers/auth.json", "/root/.docker/config.json"}
 
 // crioRoutes names what each endpoint receives when the request carries
-// no credential: global_auth_file's key for that endpoint
-// (internal/keychain Route, containers/image's rule). Only key names are
-// kept.
-func (c *Config) crioRoutes(p *Plan, ref reference.Named) []keychain.Routed {
-	files := []string{c.crio.image.GlobalAuthFile}
-	if files[0] == "" {
-		files = crioDefaultAuthFiles
-	}
+// no credential: the key for that endpoint of the pull's auth file
+// (crioAuthFile: the namespaced file, else global_auth_file, else the
+// defaults), by internal/keychain Route's containers/image rule. The
+// credential's secret fields are never serialised; the probe presents
+// them (CRIOCredential). An auth file containers/image cannot read is the
+// returned config verdict.
+func (c *Config) crioRoutes(p *Plan, ref reference.Named, ns *CRIONamespace) ([]keychain.Routed, error) {
 	var fb keychain.Fallbacks
-	for _, f := range files {
-		data, _, err := nodeview.ReadInRoot(c.root, f)
-		if err != nil {
-			continue
-		}
-		if m, err := keychain.ParseDockerConfig(data, f); err == nil {
-			fb.AuthFile, fb.AuthFileName = m, f
-		}
-		break
+	m, name, err := c.crioAuthFile(ns)
+	if err != nil {
+		return nil, err
 	}
+	fb.AuthFile, fb.AuthFileName = m, name
+	p.CRIO.authFile, p.CRIO.authFileName = m, name
 	var out []keychain.Routed
 	for _, e := range p.Endpoints {
 		host := keychain.PlanHost{Host: e.Host, Mirror: e.Role == verdict.RoleMirror}
-		// Credential's secret fields are never serialised (json:"-").
 		out = append(out, keychain.Route(keychain.ContainersImage, reference.Domain(ref), e.Repository, []keychain.Host{host}, nil, fb)...)
 	}
-	return out
+	return out, nil
+}
+
+// CRIOCredential is what containers/image presents host (a plan endpoint)
+// from the pull's auth file when the CRI request carries no credential;
+// nil when it asks anonymously or the plan is not CRI-O's.
+func (p *Plan) CRIOCredential(host string) *keychain.Credential {
+	if p == nil || p.CRIO == nil {
+		return nil
+	}
+	for _, r := range p.CRIO.Credentials {
+		if r.Host == host && r.Credential != nil && !r.Credential.Anonymous() {
+			return r.Credential
+		}
+	}
+	return nil
 }
 
 // PlanImage is the runtime's plan for an image as the kubelet names it:

@@ -38,11 +38,14 @@ type policyFile struct {
 	Transports map[string]map[string][]policyReq `json:"transports"`
 }
 
-// crioPolicyFile is the policy CRI-O uses for a pull without a namespace
-// file: signature_policy_dir/<namespace>.json when it exists for the pod's
-// namespace (server/image_pull.go contextForNamespace; the probe does not
-// know the namespace), else signature_policy, else the system default.
-func (c *Config) crioPolicyFile() (string, string) {
+// crioPolicyFile is the policy CRI-O uses for a pull
+// (server/image_pull.go contextForNamespace, server/server.go): the
+// namespace's signature_policy_dir/<namespace>.json when it exists, else
+// signature_policy, else the system default.
+func (c *Config) crioPolicyFile(ns *CRIONamespace) (string, string) {
+	if ns != nil && ns.PolicyFileUsed {
+		return ns.PolicyFile, "the policy of namespace " + ns.Name + " (signature_policy_dir)"
+	}
 	if f := c.crio.image.SignaturePolicy; f != "" {
 		return f, "crio.image.signature_policy at " + c.crio.from["signature_policy"]
 	}
@@ -54,8 +57,8 @@ func (c *Config) crioPolicyFile() (string, string) {
 // specific scope among the reference with its tag or digest, the
 // repository, each parent namespace, the host[:port], "*.domain" wildcards
 // from the most specific, then the transport's "" scope, then "default".
-func (c *Config) crioPolicy(ref reference.Named, ws []verdict.Warning) (*PolicyFact, []verdict.Warning) {
-	file, why := c.crioPolicyFile()
+func (c *Config) crioPolicy(ref reference.Named, ns *CRIONamespace, ws []verdict.Warning) (*PolicyFact, []verdict.Warning) {
+	file, why := c.crioPolicyFile(ns)
 	data, _, err := nodeview.ReadInRoot(c.root, file)
 	if err != nil {
 		return &PolicyFact{File: file, Note: fmt.Sprintf("%s (%s) cannot be read (%v): containers/image refuses every pull without a policy", file, why, err)},
@@ -86,7 +89,7 @@ func (c *Config) crioPolicy(ref reference.Named, ws []verdict.Warning) (*PolicyF
 			pf0.Requirements = append(pf0.Requirements, r.Type)
 		}
 	}
-	where := fmt.Sprintf("%s, scope %q", file, pf0.Scope)
+	where := fmt.Sprintf("%s (%s), scope %q", file, why, pf0.Scope)
 	switch {
 	case len(pf0.Requirements) == 0:
 		pf0.Note = where + " has no requirement: containers/image rejects a policy scope with an empty list"

@@ -195,7 +195,9 @@ func TestCRIOSources(t *testing.T) {
 	if strings.Contains(string(js), "secret-pass") || strings.Contains(string(js), "dTpzZWNyZXQtcGFzcw") {
 		t.Errorf("the plan's JSON holds the secret: %s", js)
 	}
-	if len(p.CRIO.AuthFiles) != 2 || !strings.Contains(p.CRIO.AuthFiles[1], "/var/lib/kubelet/config.json") {
+	// The request's credential, the namespaced file (not read: no
+	// namespace), global_auth_file.
+	if len(p.CRIO.AuthFiles) != 3 || !strings.Contains(p.CRIO.AuthFiles[1], "not read, the namespace is unknown") || !strings.Contains(p.CRIO.AuthFiles[2], "/var/lib/kubelet/config.json") {
 		t.Errorf("auth files %q", p.CRIO.AuthFiles)
 	}
 }

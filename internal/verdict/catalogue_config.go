@@ -146,4 +146,13 @@ var configEntries = []Cause{
 		"The containers-policy.json requirement that applies to the image refuses it (reject, an empty list, an unreadable file) or needs a signature (signedBy, sigstoreSigned) that the probe does not verify.",
 		"Check the policy file and scope named in the evidence (containers-policy.json(5)); CRI-O uses signature_policy_dir/<namespace>.json when it exists, then signature_policy, then /etc/containers/policy.json.",
 		"For a signed image, `skopeo copy docker://<image> dir:/tmp/x` on the node applies the same policy."),
+	Cause{Code: "config.crio-auth-file", Layer: LayerConfig, Owner: OwnerNode,
+		Summary: "The auth file containers/image reads for this CRI-O pull (the pod namespace's file in namespaced_auth_dir, else global_auth_file, else root's default auth files) exists but cannot be read or is not JSON: containers/image fails every source before any network step.",
+		Next: []string{
+			"Fix or remove the file named in the evidence; `skopeo inspect --authfile FILE docker://<image>` on the node reads it the same way.",
+			"A file in namespaced_auth_dir is written by CRI-O's credential provider (crio-credential-provider) before each pull: check the provider's log and the kubelet's --image-credential-provider-config."}},
+	warning("config.crio-namespace-unknown", LayerConfig, OwnerNode,
+		"The probe was not told the pod's namespace, but this CRI-O node has per-namespace files that a pod's pull reads (namespaced_auth_dir/<namespace>-<sha256 of the image name>.json, signature_policy_dir/<namespace>.json): the pod may present other credentials or meet another signature policy than the probe did.",
+		"Run the probe with --pod-namespace NS (pullpath diagnose --probe passes the pod's namespace to its probe Jobs).",
+		"`ls /etc/crio/auth /etc/crio/policies` on the node (or the directories crio.conf names) shows which namespaces have files."),
 }

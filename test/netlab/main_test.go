@@ -27,5 +27,8 @@ func TestMain(m *testing.M) {
 	if buildBin != "" {
 		os.RemoveAll(filepath.Dir(buildBin))
 	}
+	if cimageBin != "" {
+		os.RemoveAll(filepath.Dir(cimageBin))
+	}
 	os.Exit(code)
 }

@@ -2,8 +2,13 @@ package netlab_test
 
 import (
 	"context"
+	"io"
+	"log"
 	"net"
+	"net/http"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/pullpath/pullpath/test/netlab"
 	"github.com/pullpath/pullpath/test/netlab/minireg"
@@ -18,7 +23,23 @@ type rcLab struct {
 	n   *netlab.Net
 	ca  *minireg.CA
 	log *acceptLog
+	// private is private.netlab.test (on the Auth address): a registry
+	// behind Basic authentication with its own users, logging who pulled.
+	private *minireg.Gate
 }
+
+// The private registry's users: the namespaced auth file's user, and the
+// lab's pusher (not logged). global_auth_file's user is not one of them.
+const (
+	rcPrivate     = "private.netlab.test"
+	rcNSUser      = "ns-user"
+	rcPusher      = "pusher"
+	rcPusherPass  = "pusher-pass"
+	rcNSUserPass  = "ns-user-pass"
+	rcGlobalUser  = "global-user"
+	rcGlobalPass  = "global-pass"
+	rcPrivateRepo = "team/app"
+)
 
 func newRCLab(t *testing.T) *rcLab {
 	t.Helper()
@@ -29,7 +50,9 @@ func newRCLab(t *testing.T) *rcLab {
 		t.Fatal(err)
 	}
 	l := &rcLab{n: n, ca: ca, log: &acceptLog{}}
-	serve := func(host string, addr string) {
+	l.private = &minireg.Gate{Inner: registry.New(registry.Logger(log.New(io.Discard, "", 0))), Realm: rcPrivate, Quiet: rcPusher,
+		Users: map[string]string{rcNSUser: rcNSUserPass, rcPusher: rcPusherPass}}
+	serve := func(host string, addr string, h http.Handler) {
 		cert, err := ca.Issue(host)
 		if err != nil {
 			t.Fatal(err)
@@ -38,15 +61,33 @@ func newRCLab(t *testing.T) *rcLab {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := minireg.Serve(loggedListener{ln, host, l.log}, cert)
+		var srv *minireg.Server
+		if h == nil {
+			srv = minireg.Serve(loggedListener{ln, host, l.log}, cert)
+		} else {
+			srv = minireg.ServeHandler(loggedListener{ln, host, l.log}, cert, h)
+		}
 		t.Cleanup(func() { srv.Close() })
 	}
-	serve(rcMirror, a.Mirror.String())
-	serve(rcRegistry, a.Registry.String())
+	serve(rcMirror, a.Mirror.String(), nil)
+	serve(rcRegistry, a.Registry.String(), nil)
+	serve(rcPrivate, a.Auth.String(), l.private)
 	serveZone(t, n, a.DNS.String(), map[string]string{
-		rcDead + ".": a.Dead.String(), rcMirror + ".": a.Mirror.String(), rcRegistry + ".": a.Registry.String(),
+		rcDead + ".": a.Dead.String(), rcMirror + ".": a.Mirror.String(), rcRegistry + ".": a.Registry.String(), rcPrivate + ".": a.Auth.String(),
 	})
 	return l
+}
+
+// pushPrivate uploads a random two-layer image as ref to the private
+// registry, as its pusher.
+func (l *rcLab) pushPrivate(ctx context.Context, t *testing.T, ref string) {
+	t.Helper()
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return l.n.Registry.DialContext(ctx, network, l.n.Addrs.Auth.String()+":443")
+	}
+	if _, err := minireg.PushRandomAuth(ctx, ref, 2, 4096, dial, l.ca.Pool(), rcPusher, rcPusherPass); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // push uploads a random two-layer image as ref to the lab server at addr

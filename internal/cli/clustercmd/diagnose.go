@@ -44,6 +44,7 @@ type diagnoseOptions struct {
 	// providerConfig and providerBinDir: the kubelet's credential provider
 	// paths on the nodes, for a distribution diagnose does not know.
 	providerConfig, providerBinDir string
+	crioAuthDir, crioPolicyDir     string
 	tokenAudience                  string
 }
 
@@ -99,6 +100,8 @@ KIND is pod, deployment, statefulset, daemonset or job; a bare NAME is a pod.
 	f.DurationVar(&o.stepTimeout, "probe-step-timeout", 0, "timeout of each probe step (0: the probe's default)")
 	f.DurationVar(&o.wait, "probe-wait", 0, "how long to wait for all probes (0: the deadline plus 2 minutes)")
 	f.StringVar(&o.providerConfig, "probe-credential-provider-config", "", "node path of the kubelet's --image-credential-provider-config, mounted read-only into the probe (default: known for AKS, EKS, GKE)")
+	f.StringVar(&o.crioAuthDir, "probe-crio-namespaced-auth-dir", "", "node path of CRI-O's namespaced_auth_dir on CRI-O nodes, mounted read-only into the probe when outside /etc (default /etc/crio/auth)")
+	f.StringVar(&o.crioPolicyDir, "probe-crio-signature-policy-dir", "", "node path of CRI-O's signature_policy_dir on CRI-O nodes, mounted read-only into the probe when outside /etc (default /etc/crio/policies)")
 	f.StringVar(&o.providerBinDir, "probe-credential-provider-bin-dir", "", "node path of the kubelet's --image-credential-provider-bin-dir, mounted read-only into the probe (with --probe-credential-provider-config)")
 	f.StringVar(&o.tokenAudience, "probe-service-account-audience", "", "give the probe a token of the workload's service account for this audience (the serviceAccountTokenAudience of a kubelet credential provider with tokenAttributes, KEP-4412; AKS: api://AKSIdentityBinding), as the kubelet gives the provider")
 	f.IntVar(&o.maxImages, "max-listed-images", 50, "the kubelet's nodeStatusMaxImages in this cluster (-1: no cap)")
@@ -171,7 +174,8 @@ func (o *diagnoseOptions) run(cmd *cobra.Command, args []string) error {
 		do.Probe = &cluster.ProbeOptions{
 			Image: img, Namespace: o.probeNamespace, UsePullSecret: o.usePullSecret,
 			Deadline: o.deadline, StepTimeout: o.stepTimeout, Wait: o.wait, Keep: o.keep,
-			ProviderConfig: o.providerConfig, ProviderBinDir: o.providerBinDir, TokenAudience: o.tokenAudience,
+			ProviderConfig: o.providerConfig, ProviderBinDir: o.providerBinDir,
+			CRIONamespacedAuthDir: o.crioAuthDir, CRIOSignaturePolicyDir: o.crioPolicyDir, TokenAudience: o.tokenAudience,
 			PodView: o.podView,
 		}
 	}

@@ -22,7 +22,8 @@ func (o *diagnoseOptions) validate() error {
 	if (o.providerConfig == "") != (o.providerBinDir == "") {
 		return cli.UsageErrorf("--probe-credential-provider-config and --probe-credential-provider-bin-dir go together")
 	}
-	for name, v := range map[string]string{"probe-credential-provider-config": o.providerConfig, "probe-credential-provider-bin-dir": o.providerBinDir} {
+	for name, v := range map[string]string{"probe-credential-provider-config": o.providerConfig, "probe-credential-provider-bin-dir": o.providerBinDir,
+		"probe-crio-namespaced-auth-dir": o.crioAuthDir, "probe-crio-signature-policy-dir": o.crioPolicyDir} {
 		if v != "" && (!strings.HasPrefix(v, "/") || path.Clean(v) == "/") {
 			return cli.InvalidFlag(name, v, "an absolute node path other than /")
 		}
