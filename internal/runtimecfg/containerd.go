@@ -52,9 +52,10 @@ func joinKey(parts ...string) string { return strings.Join(parts, keySep) }
 // rawFile is the part of a containerd configuration file that matters here,
 // decoded with containerd's go-toml.
 type rawFile struct {
-	Version int            `toml:"version"`
-	Imports []string       `toml:"imports"`
-	Plugins map[string]any `toml:"plugins"`
+	Version  int            `toml:"version"`
+	Imports  []string       `toml:"imports"`
+	Plugins  map[string]any `toml:"plugins"`
+	Disabled []string       `toml:"disabled_plugins"`
 }
 
 // loaded is the merged configuration with the origin of every key.
@@ -68,6 +69,17 @@ type loaded struct {
 	// unknown are lint messages for keys outside the plugin tables that
 	// containerd does not know (unknownServerKeys).
 	unknown []string
+	// raw is, on containerd 2.x, the plugin tables merged as containerd
+	// 2.x's LoadConfig merges them (version 1 plugin names renamed, no
+	// other migration), and rawVersion the merged configuration's version:
+	// 3 (the default), then each file's own when it is 2 or more (mergo's
+	// override; a version 0 or 1 file is first migrated to the version
+	// so far). The plugins' migration of a version 2 configuration runs
+	// on these (pluginkeys.go).
+	raw        map[string]any
+	rawVersion int
+	// disabled are the disabled_plugins of every file.
+	disabled []string
 }
 
 // loadContainerd reads the main configuration file and its imports from
@@ -76,7 +88,7 @@ type loaded struct {
 // order. A file containerd cannot decode stops it from starting: that is
 // the returned config.containerd error, naming the file and line.
 func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
-	l := &loaded{plugins: map[string]any{}, origin: map[string]string{}}
+	l := &loaded{plugins: map[string]any{}, origin: map[string]string{}, raw: map[string]any{}, rawVersion: 3}
 	pending := []ConfigFile{{Path: mainPath}}
 	seen := map[string]bool{}
 	for len(pending) > 0 {
@@ -110,6 +122,21 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 		if cf.Version == 0 {
 			cf.Version = 1
 		}
+		l.disabled = append(l.disabled, rf.Disabled...)
+		if rt.major >= 2 {
+			raw := deepCopyTable(rf.Plugins)
+			if cf.Version <= 1 {
+				for short, long := range v1PluginNames {
+					if v, ok := raw[short]; ok {
+						raw[long] = v
+						delete(raw, short)
+					}
+				}
+			} else {
+				l.rawVersion = cf.Version
+			}
+			mergeMaps(l.raw, raw)
+		}
 		l.files = append(l.files, cf)
 		lines := keyLines(data)
 		origin := map[string]string{}
@@ -131,6 +158,7 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 			pending = append(pending, ConfigFile{Path: im, ImportedBy: cf.Path})
 		}
 	}
+	l.unknown = append(l.unknown, l.pluginKeyLints(rt)...)
 	return l, nil
 }
 
