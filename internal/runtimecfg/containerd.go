@@ -299,7 +299,10 @@ func migrate(plugins map[string]any, origin map[string]string, ver int, rt Runti
 					move([]string{pluginCRIv2, k}, []string{pluginImagesV3, k})
 				}
 			}
-			if c, ok := src["containerd"].(map[string]any); ok {
+			// plugins/cri/images/plugin.go migrateConfig copies these
+			// only when the containerd table has runtimes (measured
+			// with containerd 2.2.9's config dump).
+			if c, ok := src["containerd"].(map[string]any); ok && c["runtimes"] != nil {
 				for _, k := range criMigratedContainerdKeys {
 					if v, ok := c[k]; ok {
 						dst[k] = v

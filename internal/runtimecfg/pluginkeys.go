@@ -237,7 +237,8 @@ func (l *loaded) rawLookup(parts ...string) (any, bool) {
 //     image_pull_with_sync_fs and stats_collect_period are copied; a
 //     runtime's "snapshot" (sic) becomes runtime_platform (sic, a key
 //     ImageConfig does not have) and containerd.snapshotter,
-//     disable_snapshot_annotations and discard_unpacked_layers are copied;
+//     disable_snapshot_annotations and discard_unpacked_layers are
+//     copied, both only when the containerd table has runtimes;
 //   - plugins/cri/runtime/plugin.go migrateConfig: every other key of the
 //     cri table that the runtime table does not set (unknown keys too),
 //     cni with bin_dir as bin_dirs, containerd without the three image
@@ -278,7 +279,10 @@ func migrateV2Plugins(plugins map[string]any) {
 			for name, v := range rts {
 				if r, ok := v.(map[string]any); ok {
 					if s, ok := r["snapshot"]; ok && s != "" {
-						rp[name] = map[string]any{"platform": "linux/amd64", "snapshotter": s}
+						// platform is platforms.DefaultStrict(), a
+						// matcher whose fields are unexported: it
+						// encodes as an empty table.
+						rp[name] = map[string]any{"platform": map[string]any{}, "snapshotter": s}
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package runtimecfg
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -134,6 +135,7 @@ func TestPluginKeyLints(t *testing.T) {
 		{"v2", rb229(), []string{
 			cfg + ":14 io.containerd.cri.v1.images runtime_platform",
 			cfg + ":14 io.containerd.cri.v1.images runtime_platform.runc",
+			cfg + ":14 io.containerd.cri.v1.images runtime_platform.runc.platform",
 			cfg + ":14 io.containerd.cri.v1.runtime containerd.runtimes.runc.snapshot",
 			cfg + ":13 io.containerd.cri.v1.runtime containerd.runtimes.runc.runtime_typo",
 			cfg + ":10 io.containerd.cri.v1.runtime containerd.no_such",
@@ -313,4 +315,66 @@ func binaryVersion(t *testing.T, bin string) string {
 		t.Fatalf("%s --version: %q", bin, out)
 	}
 	return strings.TrimPrefix(f[2], "v")
+}
+
+// containerdTableFiles set an image key in a version 2 file's
+// cri.containerd table, with and without runtimes.
+var containerdTableFiles = map[string]string{
+	"without runtimes": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n  discard_unpacked_layers = true\n",
+	"with runtimes":    "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n  discard_unpacked_layers = true\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n    runtime_type = \"io.containerd.runc.v2\"\n",
+}
+
+// TestContainerdTableMigration: containerd 2.x's images plugin moves
+// discard_unpacked_layers (and snapshotter, disable_snapshot_annotations)
+// out of a version 2 file's cri.containerd table only when that table has
+// runtimes; without, the key is dropped and the pull stays on the
+// transfer service. Checked against the real 2.x's config dump when
+// PULLPATH_CONTAINERD2 is set.
+func TestContainerdTableMigration(t *testing.T) {
+	bin := ""
+	if bins := realContainerdsOptional(); bins["2.x"] != "" {
+		bin = bins["2.x"]
+	} else {
+		t.Log("PULLPATH_CONTAINERD2 is not set: the real 2.x dump is not compared")
+	}
+	for name, content := range containerdTableFiles {
+		root := writeRoot(t, map[string]string{DefaultConfig: content})
+		c, err := Load(root, rb229(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := name == "with runtimes"
+		if got := c.PullPath == PullLocal; got != want {
+			t.Errorf("%s: pull path %s (%s), want local=%v", name, c.PullPath, c.PullPathReason, want)
+		}
+		if bin == "" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, bin, "--config", filepath.Join(root, DefaultConfig), "config", "dump").Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s config dump: %v", bin, err)
+		}
+		var d struct {
+			Plugins map[string]struct {
+				Discard bool `toml:"discard_unpacked_layers"`
+			} `toml:"plugins"`
+		}
+		if err := toml.Unmarshal(out, &d); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Plugins[pluginImagesV3].Discard; got != want {
+			t.Errorf("%s: containerd 2.x's dump has discard_unpacked_layers = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// realContainerdsOptional is realContainerds without the skip.
+func realContainerdsOptional() map[string]string {
+	out := map[string]string{}
+	if p := os.Getenv("PULLPATH_CONTAINERD2"); p != "" {
+		out["2.x"] = p
+	}
+	return out
 }
