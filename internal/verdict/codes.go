@@ -124,6 +124,8 @@ const (
 const (
 	CodeAzureNoPools                   = "azure.no-pools"
 	CodeAzureRead                      = "azure.read"
+	CodeConfigHostsDirOs               = "config.hosts-dir-os"
+	CodeConfigHostsServerRepeated      = "config.hosts-server-repeated"
 	CodeProbePodView                   = "probe.pod-view"
 	CodeDNSHostsEntry                  = "dns.hosts-entry"
 	CodeDNSNoResolvConf                = "dns.no-resolv-conf"
