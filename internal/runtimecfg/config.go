@@ -67,8 +67,8 @@ type Options struct {
 	// CRISocket. Either beats the files (applyVersionSources).
 	RuntimeVersion, CRIVersion, CRISocket string
 	// NodeOS is the node's operating system as a GOOS ("linux",
-	// "windows"): the probe's own runtime.GOOS on the node, or the Node's
-	// kubernetes.io/os label. "" is this machine's. On Windows containerd
+	// "windows") when the root is a copy of another system's files
+	// (probe --node-os). "" is this machine's: the probe's own on the node. On Windows containerd
 	// names host directories without colons, splits config_path on ";"
 	// and has no default config_path (nodeview.HostDirCandidates).
 	NodeOS string
@@ -90,7 +90,7 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 		c.nodeOS = runtime.GOOS
 	}
 	if c.nodeOS != runtime.GOOS {
-		c.Settings = append(c.Settings, Setting{Key: "node OS", Value: c.nodeOS, Source: "given (the node's kubernetes.io/os or --node-os), not this machine's " + runtime.GOOS})
+		c.Settings = append(c.Settings, Setting{Key: "node OS", Value: c.nodeOS, Source: "given (probe --node-os), not this machine's " + runtime.GOOS})
 	}
 	lay := detectLayout(root)
 	if lay != nil {
