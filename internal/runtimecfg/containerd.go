@@ -158,6 +158,19 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 			pending = append(pending, ConfigFile{Path: im, ImportedBy: cf.Path})
 		}
 	}
+	if rt.major >= 2 {
+		// containerd 2.x merges the files first and migrates the merged
+		// plugin tables once, when the merged version is below 3
+		// (cmd/containerd/server/server.go New: each plugin's
+		// ConfigMigration): a version 2 main file with a version 3
+		// drop-in is not migrated at all, and its cri registry table is
+		// ignored (measured with containerd 2.2.9's config dump).
+		merged := deepCopyTable(l.raw)
+		if l.rawVersion < 3 {
+			migrateV2Plugins(merged)
+		}
+		l.plugins = merged
+	}
 	l.unknown = append(l.unknown, l.pluginKeyLints(rt)...)
 	return l, nil
 }

@@ -378,3 +378,49 @@ func realContainerdsOptional() map[string]string {
 	}
 	return out
 }
+
+// mergedVersionRoots: containerd 2.x migrates the merged configuration
+// once, when its version (the last file's of 2 or more) is below 3.
+var mergedVersionRoots = map[string]map[string]string{
+	// migrated: the cri registry table is read (moved to the images plugin)
+	"v2 alone": {DefaultConfig: "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/x/certs.d\"\n"},
+	// not migrated: the v3 drop-in makes the merged version 3, and the
+	// cri registry table is ignored
+	"v2 main, v3 drop-in": {
+		DefaultConfig:                    "version = 2\nimports = [\"conf.d/*.toml\"]\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/x/certs.d\"\n",
+		"/etc/containerd/conf.d/10.toml": "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\"]\n  enable_selinux = false\n",
+	},
+}
+
+// TestMergedVersionMigration: Load reads the registry table containerd
+// 2.x reads after its merge-then-migrate, and warns config.legacy-ignored
+// exactly when the cri registry table is left unread; compared with the
+// real 2.x's config dump when PULLPATH_CONTAINERD2 is set.
+func TestMergedVersionMigration(t *testing.T) {
+	bin := realContainerdsOptional()["2.x"]
+	if bin == "" {
+		t.Log("PULLPATH_CONTAINERD2 is not set: the real 2.x dump is not compared")
+	}
+	for name, files := range mergedVersionRoots {
+		root := writeRoot(t, files)
+		c, err := Load(root, rb229(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := name == "v2 alone"
+		ignored := false
+		for _, w := range c.Warnings {
+			ignored = ignored || w.Code == verdict.CodeConfigLegacyIgnored
+		}
+		if ignored == read || (c.reg.ConfigPath == "/x/certs.d") != read {
+			t.Errorf("%s: config_path %q, legacy-ignored warning %v; want the cri registry read=%v", name, c.reg.ConfigPath, ignored, read)
+		}
+		if bin == "" {
+			continue
+		}
+		cp, _ := dumpRegistry(t, bin, filepath.Join(root, DefaultConfig), 2)
+		if (cp == "/x/certs.d") != read {
+			t.Errorf("%s: containerd 2.x's dump has config_path %q, want read=%v", name, cp, read)
+		}
+	}
+}
