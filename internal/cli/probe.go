@@ -67,6 +67,7 @@ nothing about the pull.
 	f := cmd.Flags()
 	f.StringVar(&o.opts.Root, "root", "/", "read the node's files (etc/resolv.conf, etc/hosts, etc/containerd/certs.d, CA bundle) under this directory")
 	f.StringVar(&o.opts.HostsDir, "hosts-dir", "", "containerd config_path on the node, read under --root; colon-separated like containerd's (default /etc/containerd/certs.d:/etc/docker/certs.d)")
+	f.StringVar(&o.opts.NodeOS, "node-os", "", "the node's operating system as a GOOS (linux, windows) when --root is a copy of another system's files (a Windows node's C: drive): it decides the certs.d directory names and config_path list the runtime uses; default: this machine's")
 	f.StringVar(&o.opts.RuntimeVersion, "runtime-version", "", "the runtime's version as the node reports it (status.nodeInfo.containerRuntimeVersion, e.g. containerd://1.7.27-k3s1; diagnose --probe passes it): it beats the version read from the files under --root")
 	f.StringVar(&o.opts.PodNamespace, "pod-namespace", "", "the namespace of the pod whose pull this stands for (diagnose --probe passes it): CRI-O reads that namespace's auth file (namespaced_auth_dir) and signature policy (signature_policy_dir) with it; without it they are not read and the report says so")
 	f.StringVar(&o.opts.Platform, "platform", "", "the node's platform os/arch[/variant] (default: this machine's)")

@@ -280,28 +280,35 @@ func writtenScheme(h docker.RegistryHost) string {
 }
 
 // hostDir finds the certs.d directory containerd uses for host: for each
-// configured root in order, host_port_, then host:port, then _default
-// (containerd's HostDirFromRoot); the first that exists wins. It returns
-// the path on this machine and the node path.
+// configured root in order, the names of HostDirCandidates for the node's
+// OS (containerd's HostDirFromRoot: host_port_, then host:port, then
+// _default on Linux); the first that exists wins. It returns the path on
+// this machine and the node path.
 func (v *View) hostDir(host string) (string, string, error) {
 	for _, d := range v.HostsDirs {
-		hd, err := inRoot(v.Root, d)
+		hd, err := inRoot(v.Root, NodePath(v.OS, d))
 		if err != nil {
 			return "", "", err
 		}
-		dir, err := config.HostDirFromRoot(hd)(host)
-		if err != nil && !errdefs.IsNotFound(err) {
-			return "", "", err
-		}
-		if dir != "" {
-			rel, err := filepath.Rel(hd, dir)
-			if err != nil {
+		for _, name := range HostDirCandidates(v.OS, host) {
+			dir := filepath.Join(hd, name)
+			if _, err := os.Stat(dir); err == nil {
+				return dir, joinNodePath(v.OS, d, name), nil
+			} else if !errors.Is(err, fs.ErrNotExist) {
 				return "", "", err
 			}
-			return dir, filepath.Join(d, rel), nil
 		}
 	}
 	return "", "", nil
+}
+
+// joinNodePath joins a node directory and a name with the node's
+// separator.
+func joinNodePath(goos, dir, name string) string {
+	if goos == OSWindows && strings.Contains(dir, `\`) {
+		return strings.TrimRight(dir, `\`) + `\` + name
+	}
+	return filepath.Join(dir, name)
 }
 
 // configureError turns ConfigureHosts' error into a config verdict.

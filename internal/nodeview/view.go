@@ -32,6 +32,11 @@ type View struct {
 	// them in lookup order, like containerd's colon-separated config_path.
 	HostsDir  string
 	HostsDirs []string
+	// OS is the node's operating system as a GOOS ("linux", "windows");
+	// "" is this machine's. It decides the host directory names
+	// containerd looks for (HostDirCandidates) and how HostsDirs map
+	// under Root (NodePath).
+	OS string
 	// Roots is the node trust store, loaded from under Root the way Go's
 	// crypto/x509 loads the system pool on Linux (never this machine's pool
 	// unless Root is "/"). RootsFiles are the node paths that contributed.

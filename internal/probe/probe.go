@@ -54,6 +54,9 @@ type Options struct {
 	// reports it (diagnose passes containerRuntimeVersion,
 	// "containerd://1.7.27-k3s1"); it beats the version read from files.
 	RuntimeVersion string
+	// NodeOS is the node's GOOS when Root is another system's copy
+	// (runtimecfg.Options.NodeOS); "" is this machine's.
+	NodeOS string
 	// CRIVersion, when set (the full binary, which links a CRI client),
 	// asks the running runtime for its version over the CRI socket under
 	// Root; it returns the socket and the "name://version" answer.

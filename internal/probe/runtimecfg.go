@@ -38,7 +38,7 @@ type RuntimePlan struct {
 // carries the configuration, the plan and the lints; a configuration the
 // runtime refuses is the returned config verdict.
 func (p *prober) runtimeHosts(ctx context.Context, view *nodeview.View, image, domain, ref string) ([]nodeview.RegistryHost, error) {
-	ro := runtimecfg.Options{HostsDir: p.o.HostsDir, RuntimeVersion: p.o.RuntimeVersion, Namespace: p.o.PodNamespace}
+	ro := runtimecfg.Options{HostsDir: p.o.HostsDir, RuntimeVersion: p.o.RuntimeVersion, Namespace: p.o.PodNamespace, NodeOS: p.o.NodeOS}
 	if p.o.CRIVersion != nil {
 		// Read-only: the CRI Version call changes nothing on the node. A
 		// socket that is not there or does not answer leaves the other

@@ -70,7 +70,7 @@ type Host struct {
 	Scheme    string // https | http
 	Path      string // API root, "/v2" by default
 	Role      verdict.Role
-	Namespace string // the image's registry name; sent as ?ns= when Host differs (mirrors)
+	Namespace string // the image's registry name; sent as ?ns= when Host is a mirror (isProxy)
 	Header    http.Header
 }
 
@@ -164,10 +164,20 @@ func (s *Session) role(host string, r verdict.Role) {
 
 func (s *Session) url(kind, ref string) string {
 	u := url.URL{Scheme: s.Host.Scheme, Host: s.Host.Host, Path: strings.TrimSuffix(s.Host.Path, "/") + "/" + s.Repo + "/" + kind + "/" + ref}
-	if s.Host.Namespace != "" && s.Host.Namespace != s.Host.Host {
+	if s.Host.Namespace != "" && isProxy(s.Host.Namespace, s.Host.Host) {
 		u.RawQuery = url.Values{"ns": {s.Host.Namespace}}.Encode()
 	}
 	return u.String()
+}
+
+// isProxy is containerd's RegistryHost.isProxy
+// (core/remotes/docker/registry.go), which decides whether a request
+// carries ?ns=<the image's registry> (request.addNamespace, for resolve
+// and fetch alike): when the host is not the registry itself, except
+// registry-1.docker.io for docker.io, which is docker.io's own endpoint
+// and not a mirror.
+func isProxy(refHost, host string) bool {
+	return refHost != host && (refHost != "docker.io" || host != "registry-1.docker.io")
 }
 
 // Scope is the token scope the session asks for.

@@ -3,6 +3,7 @@ package runtimecfg
 import (
 	"fmt"
 	"net/url"
+	"runtime"
 	"strings"
 
 	"github.com/pullpath/pullpath/internal/nodeview"
@@ -48,6 +49,7 @@ type Config struct {
 	regFrom map[string]string // legacy mirror host → "file:line"
 	tlsFrom map[string]string
 	fatal   *verdict.Error
+	nodeOS  string // GOOS of the node (Options.NodeOS, else this machine's)
 	// rangeChunk is the chunk of containerd 2.1+'s parallel Range layer
 	// fetch, 0 when it fetches each layer with one request (layerFetch).
 	rangeChunk int
@@ -68,6 +70,12 @@ type Options struct {
 	// --pod-namespace): CRI-O reads per-namespace auth and policy files
 	// with it (crio_namespace.go). Empty when unknown.
 	Namespace string
+	// NodeOS is the node's operating system as a GOOS ("linux",
+	// "windows") when the root is a copy of another system's files
+	// (probe --node-os); "" is this machine's, the probe's own on the node.
+	// On Windows containerd names host directories without colons, splits config_path on ";"
+	// and has no default config_path (nodeview.HostDirCandidates).
+	NodeOS string
 }
 
 // Load reads the node's runtime configuration under root. rb is the
@@ -81,7 +89,13 @@ func Load(root string, rb nodeview.RuntimeBinary, o Options) (*Config, error) {
 	if root == "" {
 		root = "/"
 	}
-	c := &Config{root: root, Layout: "containerd", Settings: []Setting{}, regFrom: map[string]string{}, tlsFrom: map[string]string{}}
+	c := &Config{root: root, Layout: "containerd", Settings: []Setting{}, regFrom: map[string]string{}, tlsFrom: map[string]string{}, nodeOS: o.NodeOS}
+	if c.nodeOS == "" {
+		c.nodeOS = runtime.GOOS
+	}
+	if c.nodeOS != runtime.GOOS {
+		c.Settings = append(c.Settings, Setting{Key: "node OS", Value: c.nodeOS, Source: "given (probe --node-os), not this machine's " + runtime.GOOS})
+	}
 	lay := detectLayout(root)
 	if lay != nil {
 		c.Layout = lay.name
@@ -205,18 +219,23 @@ func (c *Config) registry(l *loaded, o Options) {
 	switch {
 	case o.HostsDir != "":
 		cp, cpFrom = o.HostsDir, "--hosts-dir"
-	case cpFrom == "" && c.Runtime.major >= 2 && len(c.reg.Mirrors) == 0:
+	case cpFrom == "" && c.Runtime.major >= 2 && len(c.reg.Mirrors) == 0 && c.nodeOS != nodeview.OSWindows:
 		cp = strings.Join(nodeview.DefaultHostsDirs, ":")
 		cpFrom = "default of containerd 2.x (no config_path and no mirrors set)"
 	case cpFrom == "":
 		cpFrom = "default of containerd 1.x (empty: certs.d is not read)"
 		if c.Runtime.major >= 2 {
 			cpFrom = "empty: containerd 2.x leaves config_path empty when mirrors are set"
+			if c.nodeOS == nodeview.OSWindows {
+				// plugins/cri/images/plugin.go: the default is set
+				// when runtime.GOOS == "linux" only.
+				cpFrom = "empty: containerd 2.x sets no default config_path on Windows (certs.d is not read)"
+			}
 		}
 	}
 	c.Settings = append(c.Settings, Setting{Key: "registry.config_path", Value: cp, Source: cpFrom})
 	if cp != "" {
-		c.Mode, c.HostsDirs = ModeConfigPath, splitConfigPath(cp)
+		c.Mode, c.HostsDirs = ModeConfigPath, splitConfigPath(c.nodeOS, cp)
 	} else {
 		c.Mode = ModeLegacy
 	}

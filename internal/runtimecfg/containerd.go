@@ -50,9 +50,10 @@ func joinKey(parts ...string) string { return strings.Join(parts, keySep) }
 // rawFile is the part of a containerd configuration file that matters here,
 // decoded with containerd's go-toml.
 type rawFile struct {
-	Version int            `toml:"version"`
-	Imports []string       `toml:"imports"`
-	Plugins map[string]any `toml:"plugins"`
+	Version  int            `toml:"version"`
+	Imports  []string       `toml:"imports"`
+	Plugins  map[string]any `toml:"plugins"`
+	Disabled []string       `toml:"disabled_plugins"`
 }
 
 // loaded is the merged configuration with the origin of every key.
@@ -66,6 +67,17 @@ type loaded struct {
 	// unknown are lint messages for keys outside the plugin tables that
 	// containerd does not know (unknownServerKeys).
 	unknown []string
+	// raw is, on containerd 2.x, the plugin tables merged as containerd
+	// 2.x's LoadConfig merges them (version 1 plugin names renamed, no
+	// other migration), and rawVersion the merged configuration's version:
+	// 3 (the default), then each file's own when it is 2 or more (mergo's
+	// override; a version 0 or 1 file is first migrated to the version
+	// so far). The plugins' migration of a version 2 configuration runs
+	// on these (pluginkeys.go).
+	raw        map[string]any
+	rawVersion int
+	// disabled are the disabled_plugins of every file.
+	disabled []string
 }
 
 // loadContainerd reads the main configuration file and its imports from
@@ -74,7 +86,7 @@ type loaded struct {
 // order. A file containerd cannot decode stops it from starting: that is
 // the returned config.containerd error, naming the file and line.
 func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
-	l := &loaded{plugins: map[string]any{}, origin: map[string]string{}}
+	l := &loaded{plugins: map[string]any{}, origin: map[string]string{}, raw: map[string]any{}, rawVersion: 3}
 	pending := []ConfigFile{{Path: mainPath}}
 	seen := map[string]bool{}
 	for len(pending) > 0 {
@@ -108,6 +120,21 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 		if cf.Version == 0 {
 			cf.Version = 1
 		}
+		l.disabled = append(l.disabled, rf.Disabled...)
+		if rt.major >= 2 {
+			raw := deepCopyTable(rf.Plugins)
+			if cf.Version <= 1 {
+				for short, long := range v1PluginNames {
+					if v, ok := raw[short]; ok {
+						raw[long] = v
+						delete(raw, short)
+					}
+				}
+			} else {
+				l.rawVersion = cf.Version
+			}
+			mergeMaps(l.raw, raw)
+		}
 		l.files = append(l.files, cf)
 		lines := keyLines(data)
 		origin := map[string]string{}
@@ -129,6 +156,20 @@ func loadContainerd(root, mainPath string, rt Runtime) (*loaded, error) {
 			pending = append(pending, ConfigFile{Path: im, ImportedBy: cf.Path})
 		}
 	}
+	if rt.major >= 2 {
+		// containerd 2.x merges the files first and migrates the merged
+		// plugin tables once, when the merged version is below 3
+		// (cmd/containerd/server/server.go New: each plugin's
+		// ConfigMigration): a version 2 main file with a version 3
+		// drop-in is not migrated at all, and its cri registry table is
+		// ignored (measured with containerd 2.2.9's config dump).
+		merged := deepCopyTable(l.raw)
+		if l.rawVersion < 3 {
+			migrateV2Plugins(merged)
+		}
+		l.plugins = merged
+	}
+	l.unknown = append(l.unknown, l.pluginKeyLints(rt)...)
 	return l, nil
 }
 
@@ -255,7 +296,10 @@ func migrate(plugins map[string]any, origin map[string]string, ver int, rt Runti
 					move([]string{pluginCRIv2, k}, []string{pluginImagesV3, k})
 				}
 			}
-			if c, ok := src["containerd"].(map[string]any); ok {
+			// plugins/cri/images/plugin.go migrateConfig copies these
+			// only when the containerd table has runtimes (measured
+			// with containerd 2.2.9's config dump).
+			if c, ok := src["containerd"].(map[string]any); ok && c["runtimes"] != nil {
 				for _, k := range criMigratedContainerdKeys {
 					if v, ok := c[k]; ok {
 						dst[k] = v

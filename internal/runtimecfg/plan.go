@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -142,6 +143,7 @@ func isProxy(refHost, host string) bool {
 func (c *Config) planHostsDirs(ctx context.Context, view *nodeview.View, p *Plan) error {
 	v := *view
 	v.HostsDirs = c.HostsDirs
+	v.OS = c.nodeOS
 	v.HostsDir = ""
 	if len(c.HostsDirs) > 0 {
 		v.HostsDir = c.HostsDirs[0]
@@ -188,9 +190,11 @@ func (c *Config) planHostsDirs(ctx context.Context, view *nodeview.View, p *Plan
 	}
 	if source != "" {
 		p.Warnings = append(p.Warnings, lintHostsTOML(source, c.nodePath(source))...)
+		p.Warnings = append(p.Warnings, lintRepeatedEndpoints(p)...)
 	}
 	if dir == "" {
 		p.Warnings = append(p.Warnings, c.lintHostsDirName(p.Registry)...)
+		p.Warnings = append(p.Warnings, c.lintHostsDirOS(p.Registry)...)
 	}
 	return err
 }
@@ -221,6 +225,10 @@ func (c *Config) nodePath(p string) string {
 		return p
 	}
 	if rel, err := filepath.Rel(abs, p); err == nil && !strings.HasPrefix(rel, "..") {
+		if c.nodeOS == nodeview.OSWindows && runtime.GOOS != nodeview.OSWindows {
+			// a copy of a Windows node's C: drive under the root
+			return `C:\` + strings.ReplaceAll(rel, "/", `\`)
+		}
 		return "/" + filepath.ToSlash(rel)
 	}
 	return p
@@ -242,7 +250,7 @@ func (c *Config) lintHostsDirName(registry string) []verdict.Warning {
 	var out []verdict.Warning
 	for _, d := range c.HostsDirs {
 		for _, cand := range cands {
-			hp, err := nodeview.InRoot(c.root, filepath.Join(d, cand))
+			hp, err := nodeview.InRoot(c.root, filepath.Join(nodeview.NodePath(c.nodeOS, d), cand))
 			if err != nil {
 				continue
 			}

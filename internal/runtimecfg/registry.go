@@ -3,11 +3,11 @@ package runtimecfg
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -111,11 +111,19 @@ func readDirNames(dir string) ([]string, error) {
 	return out, nil
 }
 
-// splitConfigPath splits config_path as containerd does (filepath.SplitList;
-// empty elements are kept by SplitList and then find nothing).
-func splitConfigPath(s string) []string {
+// splitConfigPath splits config_path as containerd does (filepath.SplitList
+// of the node's OS: ":" on Linux, ";" on Windows; empty elements are kept
+// by SplitList and then find nothing).
+func splitConfigPath(goos, s string) []string {
+	sep := ":"
+	if goos == nodeview.OSWindows {
+		sep = ";"
+	}
+	if s == "" {
+		return nil
+	}
 	var out []string
-	for _, d := range filepath.SplitList(s) {
+	for _, d := range strings.Split(s, sep) {
 		if d != "" {
 			out = append(out, d)
 		}

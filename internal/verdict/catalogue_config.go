@@ -155,4 +155,10 @@ var configEntries = []Cause{
 		"The probe was not told the pod's namespace, but this CRI-O node has per-namespace files that a pod's pull reads (namespaced_auth_dir/<namespace>-<sha256 of the image name>.json, signature_policy_dir/<namespace>.json): the pod may present other credentials or meet another signature policy than the probe did.",
 		"Run the probe with --pod-namespace NS (pullpath diagnose --probe passes the pod's namespace to its probe Jobs).",
 		"`ls /etc/crio/auth /etc/crio/policies` on the node (or the directories crio.conf names) shows which namespaces have files."),
+	warning("config.hosts-server-repeated", LayerConfig, OwnerNode,
+		"A hosts.toml lists one endpoint twice (a [host] table that names the same endpoint as server, or two [host] tables that name it), and containerd keeps both: it tries that endpoint twice in a row, so a failure there costs twice the time before the pull moves on or fails.",
+		"Remove the [host] table that repeats server (the server is tried last anyway), or give server the registry itself and the [host] table the mirror."),
+	warning("config.hosts-dir-os", LayerConfig, OwnerNode,
+		"A certs.d directory is named the way containerd looks it up on another operating system (on Windows containerd drops every colon: registry_5000_ or registry5000; on Linux it looks for registry_5000_ or registry:5000), so this node's containerd never reads it.",
+		"Rename the directory to registry_5000_ (read on Linux and Windows alike), or to the bare host for a registry without a port."),
 }

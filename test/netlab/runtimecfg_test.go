@@ -89,6 +89,12 @@ type rcRow struct {
 	image string
 	// want per runtime: ok, and the hosts tried in order.
 	want map[string]rcWant
+	// attempts: the order is every attempt that failed, in order, one
+	// per host entry (containerd's "trying next host" and "fetch failed"
+	// lines), not the distinct hosts: a host listed twice counts twice.
+	attempts bool
+	// warning is a code the probe must report.
+	warning string
 }
 
 type rcWant struct {
@@ -190,6 +196,17 @@ func rcRows() []rcRow {
 				}
 			},
 			want: map[string]rcWant{"1.6": deadOnly, "2.x": deadOnly}},
+		{name: "hosts.toml host equal to its server", image: "tag", attempts: true, warning: "config.hosts-server-repeated",
+			config: func(dir string) map[string]string {
+				// containerd keeps the [host] table and the server, the
+				// same endpoint, and tries it twice (hosts.go
+				// parseHostsFile, resolver.go Resolve).
+				return map[string]string{
+					"etc/containerd/config.toml":                       rcBase(dir, 2, "") + fmt.Sprintf(v2Registry, "/etc/containerd/certs.d"),
+					"etc/containerd/certs.d/" + rcDead + "/hosts.toml": fmt.Sprintf("server = \"https://%s\"\n[host.\"https://%s\"]\n  capabilities = [%s]\n", rcDead, rcDead, pullResolve),
+				}
+			},
+			want: map[string]rcWant{"1.6": {false, []string{rcDead, rcDead}}, "2.x": {false, []string{rcDead, rcDead}}}},
 		{name: "digest-only mirror, digest reference", image: "digest",
 			config: func(dir string) map[string]string {
 				return map[string]string{
@@ -401,6 +418,16 @@ func TestRuntimeConfigRows(t *testing.T) {
 				_, pullErr := c.Pull(ctx, image, nil)
 				rtOK := pullErr == nil
 				rtOrder := runtimeOrder(tryingNext(t, cd.Log, fi.Size()), log.since(t0))
+				if row.attempts {
+					rtOrder = nil
+					for _, e := range tryingNext(t, cd.Log, fi.Size()) {
+						h, _, err := net.SplitHostPort(e.host)
+						if err != nil {
+							h = e.host
+						}
+						rtOrder = append(rtOrder, h)
+					}
+				}
 				cd.Stop()
 
 				// The probe, in the same namespace, on the same root.
@@ -434,6 +461,9 @@ func TestRuntimeConfigRows(t *testing.T) {
 				}
 				if !slices.Equal(pOrder, rtOrder) {
 					t.Errorf("probe plan order %v, containerd tried %v", pOrder, rtOrder)
+				}
+				if row.warning != "" && !slices.Contains(codes, row.warning) {
+					t.Errorf("probe warnings %v, want %s", codes, row.warning)
 				}
 				if !rtOK && !strings.Contains(rep.Verdict.Endpoint, rcDead) {
 					t.Errorf("probe blames %q, containerd failed on %s", rep.Verdict.Endpoint, rcDead)
