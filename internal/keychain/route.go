@@ -168,7 +168,8 @@ func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb F
 //     included, again through ParseAuth.
 //
 // ParseAuth drops the AuthConfig only when ServerAddress is set and its
-// URL's host is not the host asking. On top of that, a hosts.toml
+// URL's host is not the host asking; the kubelet's is always empty
+// (captured from the real kubelet's PullImage requests on the node tier). On top of that, a hosts.toml
 // [host."…".header] Authorization goes on every request to that host
 // (ConfigureHosts: RegistryHost.Header, copied into each request by the
 // resolver's newRequest), and the authorizer replaces it only once the
