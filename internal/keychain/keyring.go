@@ -44,6 +44,8 @@ type Credential struct {
 	// always empty, because BasicDockerKeyring.Add builds the AuthConfig
 	// from the entry's username, password and email only, and
 	// kuberuntime_image.go PullImage copies ServerAddress from it.
+	// Captured on the node tier (test/nodelab TestKubeletCredentialRows,
+	// a CRI proxy recording the real kubelet's PullImage requests).
 	ServerAddress string `json:"server_address"`
 	Username      string `json:"-"`
 	Password      string `json:"-"`

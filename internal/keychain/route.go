@@ -76,6 +76,32 @@ type Routed struct {
 	Credential *Credential `json:"credential,omitempty"`
 	// Why says why, with the rule's source.
 	Why string `json:"why"`
+	// OnRejected is what the runtime presents this host next if it answers
+	// 401 to Credential. Only containerd has a second attempt, and only
+	// where Credential is a hosts.toml Authorization header: its
+	// authorizer then answers the challenge with the pull's own
+	// credential (see containerdRoute).
+	OnRejected *Retry `json:"on_rejected,omitempty"`
+}
+
+// Retry is a host's second attempt within one pull.
+type Retry struct {
+	// Credential is what is presented, nil when the runtime has none.
+	Credential *Credential `json:"credential,omitempty"`
+	// Why says why, with the rule's source, and what follows when the
+	// host refuses this too.
+	Why string `json:"why"`
+}
+
+// Attempts are the credentials the host is presented within one pull, in
+// order: Credential, then OnRejected's when the host refuses the first
+// (nil: anonymous). A host that accepts an attempt sees none after it.
+func (r Routed) Attempts() []*Credential {
+	out := []*Credential{r.Credential}
+	if r.OnRejected != nil && r.OnRejected.Credential != nil {
+		out = append(out, r.OnRejected.Credential)
+	}
+	return out
 }
 
 // Presented is the credential's name, or "anonymous".
@@ -113,7 +139,7 @@ func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb F
 		r := Routed{Host: h.HostPort(), Mirror: h.IsMirror()}
 		switch rt {
 		case Containerd16, Containerd2Local, Containerd2Transfer:
-			r.Credential, r.Why = containerdRoute(rt, h.HostPort(), cred, fb)
+			r.Credential, r.Why, r.OnRejected = containerdRoute(rt, h.HostPort(), cred, fb)
 		case ContainersImage:
 			r.Credential, r.Why = containersImage(h, domain, repo, cred, fb)
 		default:
@@ -142,14 +168,28 @@ func Route(rt Runtime, domain, repo string, hosts []Host, cred *Credential, fb F
 //     included, again through ParseAuth.
 //
 // ParseAuth drops the AuthConfig only when ServerAddress is set and its
-// URL's host is not the host asking. On top of that, a hosts.toml
+// URL's host is not the host asking; the kubelet's is always empty
+// (captured from the real kubelet's PullImage requests on the node tier). On top of that, a hosts.toml
 // [host."…".header] Authorization goes on every request to that host
-// (ConfigureHosts: RegistryHost.Header), and the authorizer replaces it
-// only once the host has answered 401 (remotes/docker/authorizer.go
-// Authorize sets Authorization only when a handler exists for the host):
-// a host that accepts the header is never shown the CRI credential.
-// TestCredentialRouting measures all three on containerd 1.6 and 2.2.
-func containerdRoute(rt Runtime, host string, cred *Credential, fb Fallbacks) (*Credential, string) {
+// (ConfigureHosts: RegistryHost.Header, copied into each request by the
+// resolver's newRequest), and the authorizer replaces it only once the
+// host has answered 401 (remotes/docker/authorizer.go Authorize sets
+// Authorization only when a handler exists for the host): a host that
+// accepts the header is never shown the CRI credential. A host that
+// answers the header with 401 gets a second attempt in the same request
+// (resolver.go doWithRetries/retryRequest → authorizer AddResponses): on a
+// Basic challenge the handler takes the callback's credential, on a
+// Bearer challenge it fetches a token with it (anonymously when there is
+// none). With no credential for a Basic challenge there is no handler
+// (1.6: AddResponses returns ErrNotImplemented and the 401 stands; 2.x:
+// ErrInvalidAuthorization "no basic auth credentials"), and on either
+// failure Resolve moves on to the next host ("trying next host"), the
+// pull failing with the first host's error when none serves it.
+//
+// The lab's routing rows (test/netlab TestCredentialRouting) measure all
+// of this, the rejected header included, on containerd 1.6 and on 2.2's
+// two pull paths.
+func containerdRoute(rt Runtime, host string, cred *Credential, fb Fallbacks) (*Credential, string, *Retry) {
 	rule := "containerd 1.6's ParseAuth (pkg/cri/server/image_pull.go)"
 	switch rt {
 	case Containerd2Local:
@@ -157,9 +197,24 @@ func containerdRoute(rt Runtime, host string, cred *Credential, fb Fallbacks) (*
 	case Containerd2Transfer:
 		rule = "containerd 2.x's transfer service, which asks the CRI callback and ParseAuth per host (image_pull.go newCRICredentials, core/transfer/registry)"
 	}
-	if c, ok := fb.Headers[host]; ok {
-		return &c, "hosts.toml sends its Authorization header on every request to this host; containerd replaces it with the pull's credential only if the host answers 401 (remotes/docker ConfigureHosts, authorizer.go)"
+	c, why := containerdCallback(rule, host, cred, fb)
+	h, ok := fb.Headers[host]
+	if !ok {
+		return c, why, nil
 	}
+	retry := &Retry{Credential: c}
+	if c != nil {
+		retry.Why = why + "; containerd's authorizer answers the host's 401 to the header with it (remotes/docker authorizer.go AddResponses), and if the host refuses it too, containerd tries the next host of the plan"
+	} else {
+		retry.Why = "none: " + why + ", so containerd has no credential to answer the host's 401 to the header with. On a Basic challenge it gives up on this host (authorizer.go AddResponses: 1.6 finds no handler, 2.x fails with \"no basic auth credentials\"), on a Bearer challenge it asks the realm for an anonymous token; then it tries the next host of the plan"
+	}
+	return &h, "hosts.toml sends its Authorization header on every request to this host; containerd replaces it with the pull's credential only if the host answers 401 (remotes/docker ConfigureHosts, authorizer.go)", retry
+}
+
+// containerdCallback is containerd's CRI credentials callback for host:
+// the request's AuthConfig through ParseAuth, else config.toml's
+// registry.configs."<host>".auth, else nothing.
+func containerdCallback(rule, host string, cred *Credential, fb Fallbacks) (*Credential, string) {
 	if cred != nil {
 		if cred.ServerAddress != "" {
 			u, err := url.Parse(cred.ServerAddress)

@@ -78,3 +78,63 @@ func TestHeaderCredential(t *testing.T) {
 		t.Errorf("identity token: %+v", tok)
 	}
 }
+
+// TestHeaderRejectedRetry: a host that answers 401 to its hosts.toml
+// header gets containerd's CRI callback next (the kubelet's credential,
+// else config.toml's auth), or nothing; a host without a header has one
+// attempt only.
+func TestHeaderRejectedRetry(t *testing.T) {
+	basic := http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("hdr:s3cret"))}}
+	hc, _ := HeaderCredential("/etc/containerd/certs.d/registry.lab.test/hosts.toml", basic)
+	hosts := []Host{PlanHost{Host: "mirror.lab.test", Mirror: true}, PlanHost{Host: "registry.lab.test"}}
+	up := &Credential{Source: Source{Kind: KindPodSecret, Name: "up"}, Key: "registry.lab.test", Username: "up", Password: "pw-up"}
+	k3s := ConfigAuthCredential("mirror.lab.test", "registry.configs", "k3s", "pw", "")
+	users := func(cs []*Credential) string {
+		var out []string
+		for _, c := range cs {
+			if c == nil {
+				out = append(out, "anonymous")
+				continue
+			}
+			out = append(out, c.Username)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, rt := range []Runtime{Containerd16, Containerd2Local, Containerd2Transfer} {
+		for _, tc := range []struct {
+			name             string
+			cred             *Credential
+			fb               Fallbacks
+			mirror, registry string
+			retryNone        bool
+		}{
+			{"pod secret", up, Fallbacks{Headers: map[string]Credential{"mirror.lab.test": hc}}, "hdr,up", "up", false},
+			{"no AuthConfig", nil, Fallbacks{Headers: map[string]Credential{"mirror.lab.test": hc}}, "hdr", "anonymous", true},
+			{"no AuthConfig, config.toml auth", nil, Fallbacks{Headers: map[string]Credential{"mirror.lab.test": hc}, ConfigAuth: map[string]Credential{"mirror.lab.test": k3s}}, "hdr,k3s", "anonymous", false},
+			{"server_address of the registry", &Credential{Username: "up", Password: "pw-up", ServerAddress: "https://registry.lab.test"}, Fallbacks{Headers: map[string]Credential{"mirror.lab.test": hc}}, "hdr", "up", true},
+		} {
+			got := Route(rt, "registry.lab.test", "app", hosts, tc.cred, tc.fb)
+			if u := users(got[0].Attempts()); u != tc.mirror {
+				t.Errorf("%s, %s: mirror attempts %s, want %s", rt, tc.name, u, tc.mirror)
+			}
+			if u := users(got[1].Attempts()); u != tc.registry {
+				t.Errorf("%s, %s: registry attempts %s, want %s", rt, tc.name, u, tc.registry)
+			}
+			if got[1].OnRejected != nil {
+				t.Errorf("%s, %s: a host without a header has a second attempt: %+v", rt, tc.name, got[1].OnRejected)
+			}
+			r := got[0].OnRejected
+			if r == nil {
+				t.Fatalf("%s, %s: no second attempt after the header", rt, tc.name)
+			}
+			if tc.retryNone != (r.Credential == nil) || (tc.retryNone && !strings.Contains(r.Why, "no basic auth credentials")) {
+				t.Errorf("%s, %s: retry %+v", rt, tc.name, r)
+			}
+			for _, s := range []string{"s3cret", "pw-up"} {
+				if strings.Contains(r.Why, s) || strings.Contains(got[0].Why, s) {
+					t.Errorf("a reason shows a secret: %s", r.Why)
+				}
+			}
+		}
+	}
+}

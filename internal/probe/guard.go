@@ -200,6 +200,13 @@ func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo st
 			continue
 		}
 		p.rep.Plan[i].Credential = rt.Presented() + " (" + rt.Why + ")"
+		if r := rt.OnRejected; r != nil {
+			next := "nothing"
+			if r.Credential != nil {
+				next = r.Credential.Name()
+			}
+			p.rep.Plan[i].Credential += "; if the host answers 401 to it: " + next + " (" + r.Why + ")"
+		}
 	}
 	for _, n := range append(keychain.MirrorAnonymous(routes), keychain.HeaderNotes(routes, a.cred)...) {
 		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: n.Code, Message: n.Message})

@@ -415,9 +415,23 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			SmallMSS:  pl.smallMSS,
 			Memo:      p.o.Memo,
 		}
+		if a := h.Header.Get("Authorization"); a != "" {
+			p.tr.setHeaderAuth(h.Host, a)
+		}
 		sessions = append(sessions, s)
 		p.sessions = append(p.sessions, s)
 	}
+	defer func() {
+		// A host that refused the hosts.toml header and was then
+		// answered with the pull's credentials (containerd's authorizer
+		// does the same): the header is stale.
+		for _, s := range sessions {
+			if s.HeaderRejected() && !s.Creds.Anonymous() {
+				p.tr.warn(verdict.Warning{Code: verdict.CodeAuthHostsHeaderRetried, Endpoint: registry.Endpoint(s.Host.Scheme, s.Host.Host),
+					Message: fmt.Sprintf("%s rejected the Authorization header hosts.toml sets for it (401); containerd then answers its challenge with the pull's credential (%s), as the probe did", s.Host.Host, s.Creds.Describe())})
+			}
+		}
+	}()
 
 	// 4. Resolve: HEAD the manifest on each host that may serve it, in
 	// order, until one answers (containerd's "trying next host"). As in

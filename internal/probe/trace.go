@@ -45,6 +45,43 @@ type tracer struct {
 	// this binary's defaults; helloNote says which, on each tls step.
 	curves    []tls.CurveID
 	helloNote string
+
+	// hdrAuth is the Authorization header hosts.toml sets for a host (by
+	// host as in URLs), to tell it from the pull's own in the facts.
+	hdrAuth map[string]string
+}
+
+// setHeaderAuth records the Authorization header hosts.toml sets for host.
+func (t *tracer) setHeaderAuth(host, v string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hdrAuth == nil {
+		t.hdrAuth = map[string]string{}
+	}
+	t.hdrAuth[host] = v
+}
+
+// authorizationFact names what a request's Authorization carried, never
+// its value: "" for none.
+func (t *tracer) authorizationFact(req *http.Request) string {
+	v := req.Header.Get("Authorization")
+	if v == "" {
+		return ""
+	}
+	t.mu.Lock()
+	h, ok := t.hdrAuth[req.URL.Host]
+	t.mu.Unlock()
+	if ok && h == v {
+		return "hosts.toml header"
+	}
+	scheme, _, _ := strings.Cut(v, " ")
+	switch strings.ToLower(scheme) {
+	case "basic":
+		return "basic credentials"
+	case "bearer":
+		return "bearer token"
+	}
+	return "other scheme"
 }
 
 type dnsEntry struct {
@@ -543,6 +580,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		st.Status = StatusFailed
 	}
 	facts := map[string]any{"status": resp.StatusCode}
+	if a := r.t.authorizationFact(req); a != "" {
+		facts["authorization"] = a
+	}
 	if c := resp.Header.Get("WWW-Authenticate"); c != "" {
 		facts["challenge"] = c
 	}

@@ -147,6 +147,19 @@ type Session struct {
 	hostAuth   map[string]string // tokens other hosts' own challenges issued, by host
 	scope      string
 	challenge  string // last challenge header, for evidence
+	// headerRejected: Host answered 401 to a request whose Authorization
+	// was Host.Header's (a hosts.toml [header]), before the session had
+	// credentials of its own to answer with.
+	headerRejected bool
+}
+
+// HeaderRejected reports whether the host rejected the Authorization
+// header of Host.Header (hosts.toml) during the session: containerd then
+// answers the challenge with the pull's credentials, as the session does.
+func (s *Session) HeaderRejected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headerRejected
 }
 
 func (s *Session) timeout() time.Duration {
@@ -271,6 +284,13 @@ func (s *Session) do(ctx context.Context, method, u, accept string, manifest boo
 			answered[at.Host] = true
 			s.mu.Lock()
 			s.challenge = hdr
+			if h := resp.Request.Header.Get("Authorization"); h != "" && h == s.Host.Header.Get("Authorization") {
+				// The hosts.toml header was refused: containerd's
+				// authorizer answers the challenge with the pull's
+				// credentials and retries (remotes/docker resolver.go
+				// retryRequest, authorizer.go AddResponses).
+				s.headerRejected = true
+			}
 			s.mu.Unlock()
 			s.Memo.putChallenge(tokenKey(s.Host.Host, s.Scope(), s.Creds), hdr)
 			drain(resp)
@@ -434,6 +454,14 @@ func (s *Session) statusError(resp *http.Response, role verdict.Role, endpoint s
 	resp.Body.Close()
 	se := &StatusError{Method: resp.Request.Method, URL: RedactURL(resp.Request.URL.String()), Status: resp.Status, Code: resp.StatusCode, Codes: codes, Body: text, Header: resp.Header}
 	cause := statusCause(se, s.Creds.Anonymous(), manifest)
+	if s.HeaderRejected() && resp.Request.URL.Host == s.Host.Host && resp.StatusCode == http.StatusUnauthorized {
+		if cause == verdict.CodeAuthNoCredentials {
+			// The 401 stands after the header was refused and the
+			// anonymous token that followed it.
+			cause = verdict.CodeAuthHostsHeaderRejected
+		}
+		return verdict.Wrap(cause, role, endpoint, fmt.Errorf("%w (after %s had rejected the Authorization header of hosts.toml)", se, s.Host.Host))
+	}
 	if resp.Request.URL.Host != s.Host.Host && role == s.Host.Role {
 		// The answer came from a redirect target.
 		role = verdict.RoleBlob

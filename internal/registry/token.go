@@ -37,6 +37,11 @@ func (s *Session) authorize(ctx context.Context, header string) error {
 		return nil
 	}
 	if _, ok := Basic(cs); ok {
+		if s.Creds.Anonymous() && s.HeaderRejected() {
+			// containerd has no handler for the challenge either and
+			// tries the next host (authorizer.go AddResponses).
+			return verdict.Errorf(verdict.CodeAuthHostsHeaderRejected, s.Host.Role, s.Host.endpoint(), "the registry rejected the Authorization header that hosts.toml sets for %s (401) and asks for Basic credentials, which the pull does not have", s.Host.Host)
+		}
 		if s.Creds.Anonymous() {
 			return verdict.Errorf(verdict.CodeAuthNoCredentials, s.Host.Role, s.Host.endpoint(), "the registry asks for Basic credentials and the pull has none")
 		}

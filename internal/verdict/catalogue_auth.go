@@ -97,4 +97,12 @@ var authEntries = []Cause{
 		"A hosts.toml [host.\"...\".header] sets Authorization for a host of the plan. containerd sends it on every request to that host and replaces it with the kubelet's credential only after the host answers 401 (remotes/docker ConfigureHosts and authorizer.go), so while the host accepts the header it never sees the pod's pull secret or the credential provider's answer; measured on containerd 1.6 and 2.2 by the credential lab.",
 		"Make sure the header's identity may pull every image that goes through this host: it stands in for every pod's credentials there.",
 		"Prefer imagePullSecrets or a credential provider for per-workload access, and keep the header only for a mirror's own login."),
+	Cause{Code: "auth.hosts-header-rejected", Layer: LayerAuth, Owner: OwnerNode,
+		Summary: "{role} {endpoint} rejected the Authorization header that the node's hosts.toml sets for it (401), and the pull had no credential of its own to answer the challenge with: containerd sends the header on every request to the host and, when the host refuses it, answers the challenge with the pull's credential (the kubelet's AuthConfig, else config.toml's registry.configs auth); with none it gives up on the host (remotes/docker authorizer.go AddResponses).",
+		Next: []string{
+			"Fix or remove the [header] Authorization of this host in the node's hosts.toml (config_path, e.g. /etc/containerd/certs.d/<registry>/hosts.toml): its credential is stale or not valid for this host.",
+			"Or give the pods a credential for the image's registry (imagePullSecrets or the kubelet credential provider): containerd answers the host's 401 with it."}},
+	warning("auth.hosts-header-retried", LayerAuth, OwnerNode,
+		"A host rejected the Authorization header that the node's hosts.toml sets for it (401), and containerd answered the challenge with the pull's own credential instead (remotes/docker authorizer.go AddResponses): every pull pays a rejected request there first, and the header is stale or wrong for this host.",
+		"Fix or remove the [header] Authorization of this host in the node's hosts.toml."),
 }

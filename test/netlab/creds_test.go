@@ -25,6 +25,7 @@ import (
 	"github.com/pullpath/pullpath/internal/probe"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/runtimecfg"
+	"github.com/pullpath/pullpath/internal/verdict"
 	"github.com/pullpath/pullpath/test/netlab"
 	"github.com/pullpath/pullpath/test/netlab/minireg"
 )
@@ -57,6 +58,12 @@ import (
 // Authorization header on the mirror, and k3s's
 // registry.configs."mirror.lab.test".auth with and without a pull secret
 // (on 2.2.9 registry.configs forces the local pull, as runtimecfg says).
+// Four more put on the mirror a hosts.toml header the mirror refuses (a
+// stale password): containerd's authorizer then answers the mirror's 401
+// with the pull's credential, so the mirror logs the header's user
+// (rejected) and then the pod's; without a pod secret the mirror fails
+// with the header's rejection. The registries log each user with
+// "(rejected)" when its password was wrong.
 
 const (
 	upstreamHost = "registry.lab.test"
@@ -67,10 +74,48 @@ const (
 // gate is minireg.Gate with the lab's predicted credentials.
 type gate struct{ minireg.Gate }
 
-func (g *gate) take() string { return g.Take() }
+// take is what the gate logged since the last take, each user marked
+// "(rejected)" when its password was wrong.
+func (g *gate) take() string { return g.TakeMarked() }
 
 func (g *gate) accepts(c *keychain.Credential) bool {
 	return c != nil && g.Accepts(c.Username, c.Password)
+}
+
+// expect is what the gate logs for a host routed r, as take writes it:
+// the users of r's attempts in order, each refused one marked, up to the
+// first it accepts (accepted: the host then serves the pull), or
+// "anonymous" when no attempt carries a credential.
+func (g *gate) expect(r keychain.Routed) (logged string, accepted bool) {
+	var parts []string
+	for _, c := range r.Attempts() {
+		if c == nil {
+			continue
+		}
+		if g.accepts(c) {
+			parts = append(parts, c.Username)
+			accepted = true
+			break
+		}
+		parts = append(parts, c.Username+"(rejected)")
+	}
+	if len(parts) == 0 {
+		return "anonymous", false
+	}
+	return strings.Join(parts, ","), accepted
+}
+
+// addLogged appends the users of one take to seen, each once.
+func addLogged(seen []string, logged string) []string {
+	if logged == "anonymous" {
+		return seen
+	}
+	for _, u := range strings.Split(logged, ",") {
+		if !slices.Contains(seen, u) {
+			seen = append(seen, u)
+		}
+	}
+	return seen
 }
 
 type credRow struct {
@@ -92,13 +137,18 @@ type credRow struct {
 	serverAddress string
 	// variant is the node's containerd configuration for the row (CRI
 	// only): "" the plain certs.d, variantHeader a hosts.toml whose mirror
-	// entry carries an Authorization header, variantConfigAuth
+	// entry carries an Authorization header, variantHeaderBad the same
+	// header with a password the mirror refuses, variantConfigAuth
 	// registry.configs."mirror.lab.test".auth in config.toml (k3s).
 	variant string
+	// wantCause and wantWarning, when set, are the probe's verdict cause
+	// and a warning its report must carry (both on the mirror).
+	wantCause, wantWarning string
 }
 
 const (
 	variantHeader     = "hosts.toml header"
+	variantHeaderBad  = "hosts.toml header, refused"
 	variantConfigAuth = "config.toml auth"
 )
 
@@ -167,6 +217,17 @@ func credRows() []credRow {
 			wantPulled: true},
 		{name: "k3s configs.auth for the mirror, no pull secret", image: "team-a/app:1", variant: variantConfigAuth,
 			wantPulled: true},
+		{name: "refused hosts.toml header on the mirror, pod secret both registries take", image: "team-a/app:1", variant: variantHeaderBad,
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("shared", map[string]keychain.Entry{upstreamHost: ent("shared-user")})}},
+			wantPulled: true, wantWarning: verdict.CodeAuthHostsHeaderRetried},
+		{name: "refused hosts.toml header on the mirror, pod secret for the upstream only", image: "team-a/app:1", variant: variantHeaderBad,
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
+			wantPulled: true, wantWarning: verdict.CodeAuthHostsHeaderRetried},
+		{name: "refused hosts.toml header on the mirror, no pull secret", image: "team-a/app:1", variant: variantHeaderBad,
+			wantPulled: false, wantCause: verdict.CodeAuthHostsHeaderRejected},
+		{name: "refused hosts.toml header on the mirror, stale pod secret", image: "team-a/app:1", variant: variantHeaderBad,
+			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("stale", map[string]keychain.Entry{upstreamHost: ent("stale-user")})}},
+			wantPulled: false, wantCause: verdict.CodeAuthBadCredentials, wantWarning: verdict.CodeAuthHostsHeaderRetried},
 		{name: "k3s configs.auth for the mirror, pod secret for the upstream", image: "team-a/app:1", variant: variantConfigAuth,
 			kube:       keychain.Kubelet{PodSecrets: []keychain.Secret{secret("up", map[string]keychain.Entry{upstreamHost: ent("up-user")})}},
 			wantPulled: true},
@@ -206,12 +267,12 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 	}
 	w := &credWorld{n: n, instances: map[string]*crInstance{}, top: t}
 	upUsers := map[string]string{pusherUser: "push-pw"}
-	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "acr-user"} {
+	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "acr-user", "shared-user"} {
 		upUsers[u] = ent(u).Password
 	}
 	w.up = &gate{minireg.Gate{Users: upUsers, Realm: upstreamHost, Quiet: pusherUser}}
 	w.mirror = &gate{minireg.Gate{Users: map[string]string{pusherUser: "push-pw", "mirror-user": ent("mirror-user").Password,
-		"hdr-user": ent("hdr-user").Password, "k3s-user": ent("k3s-user").Password}, Realm: mirrorHost, Quiet: pusherUser}}
+		"hdr-user": ent("hdr-user").Password, "k3s-user": ent("k3s-user").Password, "shared-user": ent("shared-user").Password}, Realm: mirrorHost, Quiet: pusherUser}}
 	serve := func(g *gate, host, addr string) {
 		cert, err := ca.Issue(host)
 		if err != nil {
@@ -255,6 +316,9 @@ func startCredWorld(t *testing.T, ctx context.Context) *credWorld {
 		// Authorization header of its own user.
 		"etc/containerd/certs-hdr.d/" + upstreamHost + "/hosts.toml": fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  [host.%q.header]\n    Authorization = %q\n",
 			"https://"+upstreamHost, "https://"+mirrorHost, "https://"+mirrorHost, "Basic "+base64.StdEncoding.EncodeToString([]byte("hdr-user:"+ent("hdr-user").Password))),
+		// The refused header's: the same user with a stale password.
+		"etc/containerd/certs-hdrbad.d/" + upstreamHost + "/hosts.toml": fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  [host.%q.header]\n    Authorization = %q\n",
+			"https://"+upstreamHost, "https://"+mirrorHost, "https://"+mirrorHost, "Basic "+base64.StdEncoding.EncodeToString([]byte("hdr-user:stale-"+ent("hdr-user").Password))),
 		"certs/ca.crt":                   string(ca.PEM),
 		"etc/containers/registries.conf": fmt.Sprintf("[[registry]]\nlocation = %q\n\n[[registry.mirror]]\nlocation = %q\n", upstreamHost, mirrorHost),
 		"etc/containers/policy.json":     `{"default":[{"type":"insecureAcceptAnything"}]}`,
@@ -350,8 +414,11 @@ func crKinds(t *testing.T) []crKind {
 // use_local_image_pull (2.x's local pull).
 func credConfig(dir string, k crKind, variant string) string {
 	certs := "/etc/containerd/certs.d"
-	if variant == variantHeader {
+	switch variant {
+	case variantHeader:
 		certs = "/etc/containerd/certs-hdr.d"
+	case variantHeaderBad:
+		certs = "/etc/containerd/certs-hdrbad.d"
 	}
 	auth := ""
 	if !k.local {
@@ -520,19 +587,14 @@ func TestCredentialRouting(t *testing.T) {
 						err = w.skopeoPull(ctx, t, image, cred, row.authFile, t.TempDir())
 					}
 					logged := w.take()
-					if first && logged[upstreamHost] != "anonymous" && !slices.Contains(upstreamUsers, logged[upstreamHost]) {
-						upstreamUsers = append(upstreamUsers, logged[upstreamHost])
-					}
-					if first && logged[mirrorHost] != "anonymous" && !slices.Contains(mirrorUsers, logged[mirrorHost]) {
-						mirrorUsers = append(mirrorUsers, logged[mirrorHost])
+					if first {
+						upstreamUsers = addLogged(upstreamUsers, logged[upstreamHost])
+						mirrorUsers = addLogged(mirrorUsers, logged[mirrorHost])
 					}
 					routes := keychain.Route(rt, upstreamHost, repo, hosts, cred, fb)
 					served := false
 					for _, r := range routes {
-						want := "anonymous"
-						if r.Credential != nil {
-							want = r.Credential.Username
-						}
+						want, accepted := w.gate(r.Host).expect(r)
 						got := logged[r.Host]
 						if served {
 							// The pull was served by an earlier host.
@@ -546,7 +608,7 @@ func TestCredentialRouting(t *testing.T) {
 							t.Errorf("%s attempt %d: %s logged %q, keychain predicted %q (%s)", label, i+1, r.Host, got, want, r.Why)
 						}
 						table = append(table, fmt.Sprintf("| %s | %s | %d | %s | %s | %s |", row.name, label, i+1, r.Host, name(r), got))
-						served = w.gate(r.Host).accepts(r.Credential)
+						served = accepted
 					}
 					if err == nil {
 						pulled = true
@@ -634,13 +696,26 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	}
 	var rep struct {
 		Verdict struct {
-			OK    bool   `json:"ok"`
-			Cause string `json:"cause"`
+			OK       bool   `json:"ok"`
+			Cause    string `json:"cause"`
+			Endpoint string `json:"endpoint"`
+			Evidence string `json:"evidence"`
 		} `json:"verdict"`
 		Plan []struct {
 			Host       string `json:"host"`
 			Credential string `json:"credential"`
 		} `json:"plan"`
+		Endpoints []struct {
+			Host  string `json:"host"`
+			Steps []struct {
+				Name  string         `json:"name"`
+				Facts map[string]any `json:"facts"`
+			} `json:"steps"`
+		} `json:"endpoints"`
+		Warnings []struct {
+			Code     string `json:"code"`
+			Endpoint string `json:"endpoint"`
+		} `json:"warnings"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("probe output is not a report: %v", err)
@@ -676,13 +751,55 @@ func (w *credWorld) checkProbe(ctx context.Context, t *testing.T, bin string, ro
 	if rep.Verdict.OK != pulled {
 		t.Errorf("probe verdict ok=%v (%s), the kubelet's pull succeeded=%v", rep.Verdict.OK, rep.Verdict.Cause, pulled)
 	}
+	mirrorEP := mirrorHost + ":443"
+	if row.wantCause != "" && (rep.Verdict.Cause != row.wantCause || rep.Verdict.Endpoint != mirrorEP) {
+		t.Errorf("probe verdict %s at %s (%s), want %s at %s", rep.Verdict.Cause, rep.Verdict.Endpoint, rep.Verdict.Evidence, row.wantCause, mirrorEP)
+	}
+	if row.wantWarning != "" && !slices.ContainsFunc(rep.Warnings, func(w struct {
+		Code     string `json:"code"`
+		Endpoint string `json:"endpoint"`
+	}) bool {
+		return w.Code == row.wantWarning && w.Endpoint == mirrorEP
+	}) {
+		t.Errorf("probe warnings %+v, want %s at %s", rep.Warnings, row.wantWarning, mirrorEP)
+	}
+	if row.variant == variantHeaderBad {
+		// The mirror's http steps say what each request carried: the
+		// header first, refused.
+		var auths []string
+		for _, ep := range rep.Endpoints {
+			if ep.Host != mirrorHost {
+				continue
+			}
+			for _, st := range ep.Steps {
+				if a, ok := st.Facts["authorization"].(string); ok && st.Name == "http" {
+					auths = append(auths, fmt.Sprintf("%s %v", a, st.Facts["status"]))
+				}
+			}
+		}
+		if len(auths) == 0 || auths[0] != "hosts.toml header 401" {
+			t.Errorf("probe: the mirror's requests carried %q, want the hosts.toml header refused first", auths)
+		}
+		t.Logf("probe: the mirror's requests carried %q; verdict %s; plan %+v", auths, rep.Verdict.Cause, rep.Plan)
+	}
 }
 
 // name is the predicted credential as the table shows it: the key's user
 // (the registries log users), its source and key.
 func name(r keychain.Routed) string {
-	if r.Credential == nil {
-		return "anonymous"
+	one := func(c *keychain.Credential) string {
+		if c == nil {
+			return "anonymous"
+		}
+		return c.Username + " (" + c.Name() + ")"
 	}
-	return r.Credential.Username + " (" + r.Credential.Name() + ")"
+	out := one(r.Credential)
+	if r.OnRejected != nil {
+		next := "nothing"
+		if r.OnRejected.Credential != nil {
+			next = one(r.OnRejected.Credential)
+		}
+		out += ", on 401: " + next
+	}
+	return out
 }

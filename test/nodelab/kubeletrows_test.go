@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,10 +89,13 @@ type krRuntime struct {
 	bin   string // NodeSpec.Containerd: "" is Debian's containerd on PATH
 	index int
 	want  keychain.Runtime // the rule the node's real version and config must give
+	// proxy, when set, stands between the node's kubelet and containerd
+	// (NodeSpec.CRIProxy) and records the kubelet's PullImage requests.
+	proxy *nodelab.CRIProxy
 }
 
 func krRuntimes(t *testing.T) []krRuntime {
-	out := []krRuntime{{name: "16", node: "aks-keys-44444444-vmss000000", index: 4, want: keychain.Containerd16}}
+	out := []krRuntime{{name: "16", node: "aks-keys-44444444-vmss000000", index: 4, want: keychain.Containerd16, proxy: &nodelab.CRIProxy{}}}
 	if p := os.Getenv("PULLPATH_CONTAINERD2"); p != "" {
 		out = append(out, krRuntime{name: "2x", node: "aks-keystwo-55555555-vmss000000", bin: p, index: 5, want: keychain.Containerd2Transfer})
 	} else {
@@ -113,9 +117,19 @@ func krRuntimes(t *testing.T) []krRuntime {
 // those the registry logged, and the pod's pull must succeed exactly when
 // predicted.
 //
-// The kubelet's ServerAddress is read off the rows: containerd's ParseAuth
-// gives an AuthConfig with a server address only to that address's host,
-// so a mirror that logs the pod's user proves the kubelet sent none.
+// The kubelet's ServerAddress is captured: the containerd 1.6 node's kubelet
+// talks to containerd through a CRI proxy (nodelab.CRIProxy: every call
+// forwarded unchanged, PullImage requests decoded and recorded without
+// their secrets), and every PullImage request of every row must carry an
+// empty auth.server_address, an AuthConfig exactly when the row has a
+// credential, with username and password only, as kubelet v1.32.4 builds
+// it (pkg/credentialprovider keyring.go BasicDockerKeyring.Add sets
+// Username, Password and Email; kuberuntime_image.go PullImage copies
+// ServerAddress from it). The 2.2.9 node runs without the proxy, the
+// control: both nodes must log the same predicted users. There the field is
+// still read off the rows: containerd's ParseAuth gives an AuthConfig with
+// a server address only to that address's host, so a mirror that logs the
+// pod's user proves the kubelet sent none.
 func TestKubeletCredentialRows(t *testing.T) {
 	before := nodelab.Snapshot(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -191,7 +205,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 	for _, r := range runtimes {
 		spec := credSpec(nodelab.NodeSpec{Name: r.node, Pool: strings.Split(r.node, "-")[1], NodeImageVersion: imageV1, Mode: "User", Index: r.index,
 			// config.toml in the node root, where the probe's runtimecfg reads it.
-			ContainerdConfig: "etc/containerd/config.toml", Containerd: r.bin},
+			ContainerdConfig: "etc/containerd/config.toml", Containerd: r.bin, CRIProxy: r.proxy},
 			provider, krProviderGlob, "prov-user", "good", krEntry("prov-user").Password)
 		w.addNode(ctx, spec)
 	}
@@ -207,11 +221,30 @@ func TestKubeletCredentialRows(t *testing.T) {
 		if rt != r.want {
 			t.Errorf("%s: the probe's rule is %s, want %s", label, rt, r.want)
 		}
-		table, empty := krRun(ctx, t, w, r, gates, providers, rt, plan, fb)
+		table, empty, captured := krRun(ctx, t, w, r, gates, providers, rt, plan, fb)
 		t.Logf("%s: rows (row | host | predicted | logged | kubelet):\n%s", label, strings.Join(table, "\n"))
 		t.Logf("%s: the kubelet's AuthConfig.server_address: empty in %d rows (the mirror, another host than the image's registry, logged the pod's user: containerd's ParseAuth gives an AuthConfig with a server address to that host only)", label, empty)
 		out = append(out, "#### node tier: the real kubelet → "+label, "", "| row (one pod each) | host | predicted | logged | kubelet event |", "|---|---|---|---|---|")
 		out = append(append(out, table...), "")
+		if r.proxy != nil {
+			methods := r.proxy.Methods()
+			var names []string
+			for m, n := range methods {
+				names = append(names, fmt.Sprintf("%s ×%d", m, n))
+			}
+			slices.Sort(names)
+			t.Logf("%s: calls through the CRI proxy: %s", label, strings.Join(names, ", "))
+			if methods["/runtime.v1.RuntimeService/RunPodSandbox"] == 0 || methods["/runtime.v1.RuntimeService/CreateContainer"] == 0 || methods["/runtime.v1.ImageService/PullImage"] == 0 {
+				t.Errorf("%s: the kubelet's sandbox, container and pull calls did not all go through the proxy: %v", label, methods)
+			}
+			if bad := r.proxy.Undecoded(); len(bad) > 0 {
+				t.Errorf("%s: PullImage requests that did not decode: %v", label, bad)
+			}
+			t.Logf("%s: PullImage requests captured by the CRI proxy (row | requests | auth | server_address | fields set):\n%s", label, strings.Join(captured, "\n"))
+			out = append(out, "#### node tier: the kubelet's PullImage requests, captured (→ "+label+")", "",
+				"| row (one pod each) | PullImage requests | AuthConfig | server_address | fields set |", "|---|---|---|---|---|")
+			out = append(append(out, captured...), "")
+		}
 	}
 	if p := os.Getenv("PULLPATH_CREDS_TABLE"); p != "" {
 		os.WriteFile(p, []byte(strings.Join(out, "\n")), 0o644)
@@ -271,7 +304,7 @@ func krRule(ctx context.Context, t *testing.T, w *world, nd *nodelab.Node, nodeN
 // krRun runs the rows on r's node and returns the table's lines and the
 // number of rows proving an empty server_address.
 func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[string]*minireg.Gate, providers nodeview.CredentialProviderConfig,
-	rt keychain.Runtime, plan []keychain.Host, fb keychain.Fallbacks) (table []string, serverAddressEmpty int) {
+	rt keychain.Runtime, plan []keychain.Host, fb keychain.Fallbacks) (table []string, serverAddressEmpty int, captured []string) {
 	for i, row := range krRows() {
 		image := krUp + "/" + row.repo + ":1"
 		podName := fmt.Sprintf("row%s-%d", r.name, i+1)
@@ -313,6 +346,10 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		for _, g := range gates {
 			g.Take()
 		}
+		var seenPulls int
+		if r.proxy != nil {
+			seenPulls = len(r.proxy.Pulls())
+		}
 		pod, err := w.cs.CoreV1().Pods(namespace).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: namespace}, Spec: spec}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -344,7 +381,9 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		predicted := map[string][]string{}
 		names := map[string][]string{}
 		pulled := false
+		tries := 0 // the kubelet's PullImage requests up to the one that works
 		for _, cred := range attempts {
+			tries++
 			for _, r := range keychain.Route(rt, krUp, row.repo, plan, cred, fb) {
 				if r.Credential != nil && !slices.Contains(predicted[r.Host], r.Credential.Username) {
 					predicted[r.Host] = append(predicted[r.Host], r.Credential.Username)
@@ -374,6 +413,9 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		logged := map[string]string{}
 		for host, g := range gates {
 			logged[host] = g.Take()
+		}
+		if r.proxy != nil {
+			captured = append(captured, krCaptured(t, row.name, image, r.proxy.Pulls()[seenPulls:], len(res.Credentials) > 0, pulled, tries))
 		}
 		if err := w.cs.CoreV1().Pods(namespace).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
 			t.Fatal(err)
@@ -409,5 +451,61 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 			serverAddressEmpty++
 		}
 	}
-	return table, serverAddressEmpty
+	return table, serverAddressEmpty, captured
+}
+
+// krCaptured checks the PullImage requests the CRI proxy recorded for one
+// row (pulls) against what kubelet v1.32.4 sends: every request for the
+// row's image, auth.server_address empty, an AuthConfig exactly when the
+// keychain has a credential, carrying username and password only; when the
+// pull works, as many requests as credentials tried up to the one that
+// works (tries). It returns the row's line of the docs' table.
+func krCaptured(t *testing.T, row, image string, pulls []nodelab.PullRecord, withCred, pulled bool, tries int) string {
+	t.Helper()
+	if len(pulls) == 0 {
+		t.Errorf("%s: no PullImage request went through the CRI proxy", row)
+		return fmt.Sprintf("| %s | 0 | | | |", row)
+	}
+	if pulled && len(pulls) != tries {
+		t.Errorf("%s: %d PullImage requests, want %d (the kubelet tries its credentials in turn until one works)", row, len(pulls), tries)
+	}
+	var auths, addrs, fields []string
+	for i, p := range pulls {
+		if p.Image != image {
+			t.Errorf("%s: PullImage request %d is for %q, want %q", row, i+1, p.Image, image)
+		}
+		if p.ServerAddress != "" {
+			t.Errorf("%s: PullImage request %d carries server_address %q, want empty", row, i+1, p.ServerAddress)
+		}
+		if p.Auth != withCred {
+			t.Errorf("%s: PullImage request %d has an AuthConfig: %v, want %v", row, i+1, p.Auth, withCred)
+		}
+		if p.Auth && (!p.Username || !p.Password || p.AuthField || p.IdentityToken || p.RegistryToken) {
+			t.Errorf("%s: PullImage request %d sets %+v, want username and password only", row, i+1, p)
+		}
+		auth, addr, set := "none", "(no AuthConfig)", "–"
+		if p.Auth {
+			auth, addr = "yes", strconv.Quote(p.ServerAddress)
+			var f []string
+			for _, x := range []struct {
+				name string
+				on   bool
+			}{{"username", p.Username}, {"password", p.Password}, {"auth", p.AuthField}, {"identity_token", p.IdentityToken}, {"registry_token", p.RegistryToken}} {
+				if x.on {
+					f = append(f, x.name)
+				}
+			}
+			set = strings.Join(f, ", ")
+		}
+		if !slices.Contains(auths, auth) {
+			auths = append(auths, auth)
+		}
+		if !slices.Contains(addrs, addr) {
+			addrs = append(addrs, addr)
+		}
+		if !slices.Contains(fields, set) {
+			fields = append(fields, set)
+		}
+	}
+	return fmt.Sprintf("| %s | %d | %s | %s | %s |", row, len(pulls), strings.Join(auths, "/"), strings.Join(addrs, "/"), strings.Join(fields, "/"))
 }

@@ -61,6 +61,12 @@ type NodeSpec struct {
 	// tools/containerd2 builds the daemon only, so its pods run under
 	// Debian's containerd-shim-runc-v2 on PATH.
 	Containerd string
+	// CRIProxy, when set, stands between the kubelet and containerd: it
+	// serves on cri-proxy.sock in the node's directory, the kubelet's
+	// containerRuntimeEndpoint and imageServiceEndpoint, and forwards every
+	// call to containerd's socket (its Upstream is set here). The node's
+	// Stop closes it.
+	CRIProxy *CRIProxy
 }
 
 // NodeFiles are the files every node gets: the CA bundle its trust store
@@ -231,7 +237,15 @@ func (n *Net) AddNode(ctx context.Context, cp *ControlPlane, bin string, s NodeS
 		return nil, err
 	}
 	kcfg := filepath.Join(dir, "kubelet.yaml")
-	if err := writeFile(kcfg, []byte(kubeletConfig(nd, socket))); err != nil {
+	kubeletSocket := socket
+	if p := s.CRIProxy; p != nil {
+		p.Upstream = socket
+		kubeletSocket = filepath.Join(dir, "cri-proxy.sock")
+		if err := p.Serve(kubeletSocket); err != nil {
+			return nil, fmt.Errorf("CRI proxy: %w", err)
+		}
+	}
+	if err := writeFile(kcfg, []byte(kubeletConfig(nd, kubeletSocket))); err != nil {
 		return nil, err
 	}
 	var labels []string
@@ -279,6 +293,9 @@ func (nd *Node) Logs(n int) string {
 func (nd *Node) Stop() {
 	if nd.proc != nil {
 		nd.proc.Stop(10 * time.Second)
+	}
+	if nd.Spec.CRIProxy != nil {
+		nd.Spec.CRIProxy.Close()
 	}
 	ctx := context.Background()
 	for try := 0; try < 20; try++ {
@@ -365,6 +382,7 @@ cgroupDriver: cgroupfs
 cgroupRoot: %[2]s
 cgroupsPerQOS: true
 containerRuntimeEndpoint: unix://%[3]s
+imageServiceEndpoint: unix://%[3]s
 failSwapOn: false
 makeIPTablesUtilChains: false
 oomScoreAdj: 0

@@ -22,6 +22,7 @@ type Gate struct {
 
 	mu     sync.Mutex
 	logged []string
+	marked []string
 }
 
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,6 +33,13 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		if !slices.Contains(g.logged, u) {
 			g.logged = append(g.logged, u)
+		}
+		m := u
+		if !g.Accepts(u, p) {
+			m += "(rejected)"
+		}
+		if !slices.Contains(g.marked, m) {
+			g.marked = append(g.marked, m)
 		}
 		g.mu.Unlock()
 	}
@@ -52,7 +60,20 @@ func (g *Gate) Take() string {
 		return "anonymous"
 	}
 	out := strings.Join(g.logged, ",")
-	g.logged = nil
+	g.logged, g.marked = nil, nil
+	return out
+}
+
+// TakeMarked is Take with each user marked "(rejected)" when its password
+// was wrong (user(rejected),user: a refused attempt, then an accepted one).
+func (g *Gate) TakeMarked() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := strings.Join(g.marked, ",")
+	if len(g.marked) == 0 {
+		out = "anonymous"
+	}
+	g.logged, g.marked = nil, nil
 	return out
 }
 
