@@ -32,6 +32,7 @@ type crioImage struct {
 	SignaturePolicyDir string   `toml:"signature_policy_dir"`
 	InsecureRegistries []string `toml:"insecure_registries"`
 	Registries         []string `toml:"registries"`
+	ShortNameMode      string   `toml:"short_name_mode"`
 }
 
 // crioImageKeys are the other keys [crio.image] may hold (crio.conf(5)):
@@ -121,6 +122,12 @@ func (st *crioState) decode(c *Config, file string, data []byte) *verdict.Error 
 			err = md.PrimitiveDecode(prim, &st.image.InsecureRegistries)
 		case "registries":
 			err = md.PrimitiveDecode(prim, &st.image.Registries)
+		case "short_name_mode":
+			// CRI-O's Validate (pkg/config/config.go) takes "enforcing",
+			// "disabled" or empty and refuses to start on anything else.
+			if err = md.PrimitiveDecode(prim, &st.image.ShortNameMode); err == nil && !slices.Contains([]string{"enforcing", "disabled", ""}, st.image.ShortNameMode) {
+				err = fmt.Errorf("invalid short name mode %q", st.image.ShortNameMode)
+			}
 		default:
 			if !slices.Contains(crioImageKeys, k) {
 				c.warn(verdict.CodeConfigUnknownKey, fmt.Sprintf("%s: CRI-O ignores the unknown key crio.image.%s", from, k))

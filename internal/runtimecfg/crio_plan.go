@@ -130,12 +130,37 @@ func (c *Config) resolveShortName(image string, short reference.Named) ([]refere
 		}
 		out = append(out, reference.TagNameOnly(ref))
 	}
-	if rc.mode == "enforcing" && len(rc.search) > 1 {
+	mode, modeFrom := c.crioShortNameMode()
+	if mode == "enforcing" && len(rc.search) > 1 {
 		return nil, "", verdict.Errorf(verdict.CodeConfigShortName, verdict.RoleNone, "",
-			"short name mode is enforcing, but image name %s returns ambiguous list: %q is a short name and short-name-mode = \"enforcing\" (%s) with %d unqualified-search-registries (%s, %s); CRI-O cannot prompt, so it refuses the pull before any network step; use the fully qualified name or an alias",
-			image, image, rc.modeFrom, len(rc.search), strings.Join(rc.search, ", "), rc.searchFrom)
+			"short name mode is enforcing, but image name %s returns ambiguous list: %q is a short name and CRI-O's short name mode is enforcing (%s) with %d unqualified-search-registries (%s, %s); CRI-O cannot prompt, so it refuses the pull before any network step; use the fully qualified name or an alias",
+			image, image, modeFrom, len(rc.search), strings.Join(rc.search, ", "), rc.searchFrom)
 	}
-	return out, fmt.Sprintf("short name, unqualified-search-registries %s (%s), short-name-mode %s (%s)", strings.Join(rc.search, ", "), rc.searchFrom, rc.mode, rc.modeFrom), nil
+	return out, fmt.Sprintf("short name, unqualified-search-registries %s (%s), short name mode %s (%s)", strings.Join(rc.search, ", "), rc.searchFrom, mode, modeFrom), nil
+}
+
+// crioShortNameMode is the short-name mode CRI-O hands containers/image,
+// which replaces registries.conf's short-name-mode: since 1.34 crio.conf's
+// [crio.image] short_name_mode, "enforcing" unless it says "disabled"
+// (pkg/config/config.go SetSystemContext); before 1.34 always "disabled",
+// every unqualified-search registry in order (internal/storage/image.go
+// CandidatesForPotentiallyShortImageName). An unknown version is taken as
+// the newer rule.
+func (c *Config) crioShortNameMode() (string, string) {
+	ignored := ""
+	if rc := c.crio.reg; rc != nil && rc.conf.modeSet != "" {
+		ignored = fmt.Sprintf("; registries.conf's short-name-mode = %q (%s) is not used by CRI-O", rc.conf.modeSet, rc.conf.modeFrom)
+	}
+	if v, ok := c.crioVersion(); ok && (v.major < 1 || v.major == 1 && v.minor < 34) {
+		return "disabled", fmt.Sprintf("CRI-O %d.%d (%s) resolves every short name with the mode disabled%s", v.major, v.minor, c.Runtime.VersionSource, ignored)
+	}
+	if c.crio.image.ShortNameMode == "disabled" {
+		return "disabled", "crio.image.short_name_mode at " + c.crio.from["short_name_mode"] + ignored
+	}
+	if c.crio.image.ShortNameMode == "enforcing" {
+		return "enforcing", "crio.image.short_name_mode at " + c.crio.from["short_name_mode"] + ignored
+	}
+	return "enforcing", "default of CRI-O 1.34+ (crio.image.short_name_mode not set)" + ignored
 }
 
 // crioPlan is CRI-O's plan for image: every candidate's pull sources in

@@ -103,8 +103,10 @@ func TestCRIOPlanRegistriesConf(t *testing.T) {
 			conf: "unqualified-search-registries = [\"a.test\", \"b.test\"]\nshort-name-mode = \"enforcing\"\n", image: "team/app:1", code: "config.short-name"},
 		{name: "short name, default mode is enforcing",
 			conf: "unqualified-search-registries = [\"a.test\", \"b.test\"]\n", image: "app", code: "config.short-name"},
-		{name: "short name, permissive: every search registry in order",
-			conf: "unqualified-search-registries = [\"a.test\", \"docker.io\"]\nshort-name-mode = \"permissive\"\n", image: "app",
+		{name: "short name, registries.conf permissive: CRI-O's own mode, enforcing, refuses",
+			conf: "unqualified-search-registries = [\"a.test\", \"docker.io\"]\nshort-name-mode = \"permissive\"\n", image: "app", code: "config.short-name"},
+		{name: "short name, crio.conf disabled: every search registry in order",
+			conf: "unqualified-search-registries = [\"a.test\", \"docker.io\"]\nshort-name-mode = \"enforcing\"\n", image: "app",
 			want: "registry:a.test/app registry:registry-1.docker.io/library/app"},
 		{name: "short name, enforcing, one search registry",
 			conf: "unqualified-search-registries = [\"a.test\"]\n", image: "team/app:1", want: "registry:a.test/team/app"},
@@ -118,6 +120,9 @@ func TestCRIOPlanRegistriesConf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"etc/containers/registries.conf": tc.conf}
+			if strings.Contains(tc.name, "crio.conf disabled") {
+				files["etc/crio/crio.conf"] = "[crio.image]\nshort_name_mode = \"disabled\"\n"
+			}
 			if strings.HasPrefix(tc.name, "drop-in") {
 				files["etc/containers/registries.conf.d/10-a.conf"] = "[[registry]]\nlocation = \"lab.test\"\n[[registry.mirror]]\nlocation = \"mid.test\"\n"
 				files["etc/containers/registries.conf.d/20-b.conf"] = "[[registry]]\nlocation = \"lab.test\"\n[[registry.mirror]]\nlocation = \"new.test\"\n"

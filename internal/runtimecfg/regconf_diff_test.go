@@ -405,12 +405,13 @@ func TestRegistriesConfDifferentialPlan(t *testing.T) {
 			if loadErr != nil {
 				return
 			}
-			if c.crio.reg.conf.modeSet == "" {
-				// The plan's default when registries.conf sets none
-				// (crio_plan.go resolveShortName), not the library's.
-				enforcing := types.ShortNameModeEnforcing
-				sys.ShortNameMode = &enforcing
+			// CRI-O hands containers/image its own short-name mode,
+			// which replaces registries.conf's (crioShortNameMode).
+			mode := types.ShortNameModeEnforcing
+			if m, _ := c.crioShortNameMode(); m == "disabled" {
+				mode = types.ShortNameModeDisabled
 			}
+			sys.ShortNameMode = &mode
 			for _, img := range images {
 				ours := planOutcome(c, view, img)
 				lib := libPlanOutcome(t, sys, img)

@@ -1,10 +1,13 @@
 package runtimecfg
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/distribution/reference"
+
+	"github.com/pullpath/pullpath/internal/nodeview"
 )
 
 // loadRC writes files under a fresh node root and loads them.
@@ -141,32 +144,53 @@ func TestRegistriesConfManPage(t *testing.T) {
 // resolve to the same alias, the tag or digest appended; "If the "value"
 // of an alias is empty (i.e., ""), the alias will be erased"; "the
 // short-name-aliases.conf file has precedence".
+//
+// CRI-O then applies its own short-name mode (crioShortNameMode), which
+// replaces registries.conf's: the cases that expect every search registry
+// run with crio.conf's short_name_mode = "disabled", and the last cases
+// check CRI-O's own rule.
 func TestRegistriesConfManPageAliases(t *testing.T) {
+	const crioDisabled = "[crio.image]\nshort_name_mode = \"disabled\"\n"
 	main := "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"permissive\"\n[aliases]\n\"image\" = \"registry.com/namespace/image\"\n\"other\" = \"registry.com/other\"\n\"busybox\" = \"docker.io/busybox\"\n"
 	for _, tc := range []struct {
-		name  string
-		files rcFiles
-		image string
-		want  string
+		name    string
+		files   rcFiles
+		image   string
+		want    string
+		crio    string // crio.conf
+		version string // CRI-O's version, as the node reports it
 	}{
-		{"alias", rcFiles{main: main}, "image", "registry.com/namespace/image:latest"},
-		{"alias with a tag", rcFiles{main: main}, "image:tag", "registry.com/namespace/image:tag"},
-		{"alias with a digest", rcFiles{main: main}, "image@" + digest, "registry.com/namespace/image@" + digest},
-		{"alias normalised", rcFiles{main: main}, "busybox", "docker.io/library/busybox:latest"},
-		{"no alias: every search registry", rcFiles{main: main}, "app", "registry1.com/app:latest,registry2.com/app:latest"},
-		{"erased by a drop-in", rcFiles{main: main, dropIns: map[string]string{"1.conf": "[aliases]\n\"image\" = \"\"\n"}}, "image", "registry1.com/image:latest,registry2.com/image:latest"},
-		{"short-name-aliases.conf first", rcFiles{main: main, userAlia: "[aliases]\n\"image\" = \"cache.test/image\"\n"}, "image", "cache.test/image:latest"},
-		{"short-name-aliases.conf erases", rcFiles{main: main, userAlia: "[aliases]\n\"other\" = \"\"\n"}, "other", "registry1.com/other:latest,registry2.com/other:latest"},
-		{"short-name-aliases.conf broken", rcFiles{main: main, userAlia: "[aliases]\n\"image\" = \"image\"\n"}, "other", "config.registries-conf"},
-		{"enforcing with one search registry: no ambiguity", rcFiles{main: "unqualified-search-registries = [\"registry1.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "registry1.com/app:latest"},
-		{"enforcing with two: an error without a terminal", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "config.short-name"},
-		{"disabled: every search registry", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"disabled\"\n"}, "app", "registry1.com/app:latest,registry2.com/app:latest"},
-		{"not a reference", rcFiles{main: main}, "App", "config.registries-conf"},
+		{"alias", rcFiles{main: main}, "image", "registry.com/namespace/image:latest", "", ""},
+		{"alias with a tag", rcFiles{main: main}, "image:tag", "registry.com/namespace/image:tag", "", ""},
+		{"alias with a digest", rcFiles{main: main}, "image@" + digest, "registry.com/namespace/image@" + digest, "", ""},
+		{"alias normalised", rcFiles{main: main}, "busybox", "docker.io/library/busybox:latest", "", ""},
+		{"no alias: every search registry", rcFiles{main: main}, "app", "registry1.com/app:latest,registry2.com/app:latest", crioDisabled, ""},
+		{"erased by a drop-in", rcFiles{main: main, dropIns: map[string]string{"1.conf": "[aliases]\n\"image\" = \"\"\n"}}, "image", "registry1.com/image:latest,registry2.com/image:latest", crioDisabled, ""},
+		{"short-name-aliases.conf first", rcFiles{main: main, userAlia: "[aliases]\n\"image\" = \"cache.test/image\"\n"}, "image", "cache.test/image:latest", "", ""},
+		{"short-name-aliases.conf erases", rcFiles{main: main, userAlia: "[aliases]\n\"other\" = \"\"\n"}, "other", "registry1.com/other:latest,registry2.com/other:latest", crioDisabled, ""},
+		{"short-name-aliases.conf broken", rcFiles{main: main, userAlia: "[aliases]\n\"image\" = \"image\"\n"}, "other", "config.registries-conf", "", ""},
+		{"enforcing with one search registry: no ambiguity", rcFiles{main: "unqualified-search-registries = [\"registry1.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "registry1.com/app:latest", "", ""},
+		{"enforcing with two: an error without a terminal", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "config.short-name", "", ""},
+		{"crio.conf disabled: every search registry", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "registry1.com/app:latest,registry2.com/app:latest", crioDisabled, ""},
+		{"registries.conf disabled is not CRI-O's mode", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"disabled\"\n"}, "app", "config.short-name", "", ""},
+		{"crio.conf enforcing", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\n"}, "app", "config.short-name", "[crio.image]\nshort_name_mode = \"enforcing\"\n", ""},
+		{"CRI-O before 1.34: always disabled", rcFiles{main: "unqualified-search-registries = [\"registry1.com\", \"registry2.com\"]\nshort-name-mode = \"enforcing\"\n"}, "app", "registry1.com/app:latest,registry2.com/app:latest", "[crio.image]\nshort_name_mode = \"enforcing\"\n", "cri-o://1.33.2"},
+		{"crio.conf permissive: CRI-O refuses to start", rcFiles{main: main}, "app", "config.crio", "[crio.image]\nshort_name_mode = \"permissive\"\n", ""},
+		{"not a reference", rcFiles{main: main}, "App", "config.registries-conf", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := crioRoot(t, nil)
+			var crio map[string]string
+			if tc.crio != "" {
+				crio = map[string]string{"etc/crio/crio.conf": tc.crio}
+			}
+			root := crioRoot(t, crio)
 			tc.files.write(t, root)
-			_, p, err := crioPlanOf(t, root, tc.image)
+			var p *Plan
+			c, err := Load(root, nodeview.RuntimeBinary{}, Options{RuntimeVersion: tc.version})
+			if err == nil {
+				view, _ := nodeview.Load(root)
+				p, err = c.PlanImage(context.Background(), view, tc.image, "", false)
+			}
 			got := ""
 			if err != nil {
 				got = err.Error()

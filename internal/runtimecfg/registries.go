@@ -79,7 +79,7 @@ func loadRegistriesConf(root string) (*registriesConf, error) {
 	}
 	rc.mode, rc.modeFrom = rc.conf.modeSet, rc.conf.modeFrom
 	if rc.mode == "" {
-		rc.mode, rc.modeFrom = "enforcing", "default of containers/image (not set)"
+		rc.mode, rc.modeFrom = "permissive", "default of containers/image (not set)"
 	}
 	rc.settings = append(rc.settings, Setting{Key: "short-name-mode", Value: rc.mode, Source: rc.modeFrom})
 	if h := rc.conf.helpers; len(h) > 0 {
