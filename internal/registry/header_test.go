@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/opencontainers/go-digest"
 
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -120,5 +124,91 @@ func TestHeaderRejected(t *testing.T) {
 				t.Errorf("cause %q (%v), want %q", cause, err, tc.wantCause)
 			}
 		})
+	}
+}
+
+// TestHeaderStaysOnItsHost: a hosts.toml header set for the registry
+// (Authorization among them) is not re-sent to the blob host the registry
+// redirects to, even when that host challenges and the session answers it:
+// Go's client drops Authorization on a redirect to another domain, so
+// containerd's never reaches it either; other headers go along.
+func TestHeaderStaysOnItsHost(t *testing.T) {
+	for _, basicChallenge := range []bool{false, true} {
+		t.Run(fmt.Sprintf("basic challenge %v", basicChallenge), func(t *testing.T) { headerStaysOnItsHost(t, basicChallenge) })
+	}
+}
+
+// headerStaysOnItsHost: the blob host challenges with Bearer (the session
+// answers with that host's own token) or with Basic (the session has no
+// credential for it: the pull fails there, as containerd's would).
+func headerStaysOnItsHost(t *testing.T, basicChallenge bool) {
+	blob := strings.Repeat("b", 10)
+	dg := digest.FromString(blob)
+	var mu sync.Mutex
+	var blobSaw []string
+	// Another host than the registry's 127.0.0.1, as Go compares them
+	// (a port alone does not make another domain): ::1, which the
+	// httptest certificate also names.
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("SKIPPED: no IPv6 loopback for the blob host: %v", err)
+	}
+	var blobHost *httptest.Server
+	blobHost = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		blobSaw = append(blobSaw, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Mirror-Tenant"))
+		mu.Unlock()
+		if r.URL.Path == "/token" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"token":"blob-token"}`))
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer blob-token" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+blobHost.URL+`/token",service="blobs"`)
+			if basicChallenge {
+				w.Header().Set("WWW-Authenticate", `Basic realm="blobs"`)
+			}
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Length", "10")
+		w.Write([]byte(blob))
+	}))
+	blobHost.Listener.Close()
+	blobHost.Listener = l
+	blobHost.StartTLS()
+	defer blobHost.Close()
+	reg := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Basic aGRyOmdvb2Q=" { // hdr:good
+			w.Header().Set("WWW-Authenticate", `Basic realm="lab"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(w, r, blobHost.URL+"/blobs/"+dg.Encoded(), http.StatusTemporaryRedirect)
+	}))
+	defer reg.Close()
+	pool := reg.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	pool.AddCert(blobHost.Certificate())
+	hdr := http.Header{}
+	hdr.Set("Authorization", "Basic aGRyOmdvb2Q=")
+	hdr.Set("X-Mirror-Tenant", "t1")
+	s := &Session{Client: reg.Client(), Host: Host{Host: reg.Listener.Addr().String(), Scheme: "https", Path: "/v2", Role: verdict.RoleMirror, Header: hdr},
+		Repo: "team/app", Creds: &Credentials{}, Timeout: 2 * time.Second}
+	_, err = s.Blob(context.Background(), Descriptor{Digest: dg, Size: 10}, false, nil)
+	if (err != nil) != basicChallenge {
+		t.Fatalf("blob: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(blobSaw) < 1 || !basicChallenge && len(blobSaw) < 2 {
+		t.Fatalf("the blob host saw %q: the redirect, its challenge and the answer did not happen", blobSaw)
+	}
+	for _, h := range blobSaw {
+		if strings.Contains(h, "Basic") {
+			t.Errorf("the blob host received the registry's hosts.toml Authorization: %q", blobSaw)
+		}
+	}
+	if last := blobSaw[len(blobSaw)-1]; !basicChallenge && last != "Bearer blob-token|t1" {
+		t.Errorf("the answered request carried %q, want the blob host's own token and the other hosts.toml header", last)
 	}
 }

@@ -208,7 +208,17 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 	if err != nil {
 		return nil, verdict.Wrap(verdict.CodeConfigReference, s.Host.Role, s.Host.endpoint(), err)
 	}
+	foreign := req.URL.Host != s.Host.Host
 	for k, vs := range s.Host.Header {
+		// A host reached by redirect gets the hosts.toml headers as Go's
+		// client forwards them on a redirect to another domain
+		// (net/http shouldCopyHeaderOnRedirect): without Authorization,
+		// WWW-Authenticate and cookies. This request goes there only when
+		// the redirected one carried no Authorization (do), so the
+		// header of the registry's hosts.toml never reaches another host.
+		if foreign && sensitiveOnRedirect(k) {
+			continue
+		}
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
@@ -229,6 +239,16 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 		req.Header.Set("Authorization", auth)
 	}
 	return req, nil
+}
+
+// sensitiveOnRedirect names the headers Go's client drops on a redirect
+// to another domain (net/http client.go shouldCopyHeaderOnRedirect).
+func sensitiveOnRedirect(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Authorization", "Www-Authenticate", "Cookie", "Cookie2", "Proxy-Authorization":
+		return true
+	}
+	return false
 }
 
 // do sends a request, answering each host's 401 challenge once: the
