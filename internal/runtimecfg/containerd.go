@@ -360,8 +360,11 @@ func mergeMaps(dst, src map[string]any) {
 }
 
 // lookup returns the value at a key path of the merged plugins.
-func (l *loaded) lookup(parts ...string) (any, bool) {
-	var cur any = l.plugins
+func (l *loaded) lookup(parts ...string) (any, bool) { return lookupIn(l.plugins, parts) }
+
+// lookupIn returns the value at a key path of a decoded TOML tree.
+func lookupIn(tree map[string]any, parts []string) (any, bool) {
+	var cur any = tree
 	for _, p := range parts {
 		m, ok := cur.(map[string]any)
 		if !ok {

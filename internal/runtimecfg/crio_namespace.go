@@ -94,11 +94,21 @@ func (c *Config) crioVersion() (version, bool) {
 	return parseVersion(c.Runtime.Version)
 }
 
+// crioBefore says whether CRI-O's known version is older than
+// major.minor, and names that version with its source ("1.33 (…)").
+func (c *Config) crioBefore(major, minor int) (string, bool) {
+	v, ok := c.crioVersion()
+	if !ok || v.major > major || v.major == major && v.minor >= minor {
+		return "", false
+	}
+	return fmt.Sprintf("%d.%d (%s)", v.major, v.minor, c.Runtime.VersionSource), true
+}
+
 // crioNamespacedAuthDir is namespaced_auth_dir as this CRI-O reads it, with
 // its source; "" when this CRI-O predates it.
 func (c *Config) crioNamespacedAuthDir() (string, string) {
-	if v, ok := c.crioVersion(); ok && (v.major < 1 || v.major == 1 && v.minor < 35) {
-		return "", fmt.Sprintf("CRI-O %d.%d (%s) has no namespaced auth files (namespaced_auth_dir came with 1.35)", v.major, v.minor, c.Runtime.VersionSource)
+	if v, before := c.crioBefore(1, 35); before {
+		return "", fmt.Sprintf("CRI-O %s has no namespaced auth files (namespaced_auth_dir came with 1.35)", v)
 	}
 	if d := c.crio.image.NamespacedAuthDir; d != "" {
 		return d, "crio.image.namespaced_auth_dir at " + c.crio.from["namespaced_auth_dir"]
@@ -109,8 +119,8 @@ func (c *Config) crioNamespacedAuthDir() (string, string) {
 // crioSignaturePolicyDir is signature_policy_dir as this CRI-O reads it;
 // "" when this CRI-O predates it (1.28).
 func (c *Config) crioSignaturePolicyDir() (string, string) {
-	if v, ok := c.crioVersion(); ok && (v.major < 1 || v.major == 1 && v.minor < 28) {
-		return "", fmt.Sprintf("CRI-O %d.%d (%s) has no per-namespace policies (signature_policy_dir came with 1.28)", v.major, v.minor, c.Runtime.VersionSource)
+	if v, before := c.crioBefore(1, 28); before {
+		return "", fmt.Sprintf("CRI-O %s has no per-namespace policies (signature_policy_dir came with 1.28)", v)
 	}
 	if d := c.crio.image.SignaturePolicyDir; d != "" {
 		return d, "crio.image.signature_policy_dir at " + c.crio.from["signature_policy_dir"]

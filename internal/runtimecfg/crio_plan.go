@@ -151,8 +151,8 @@ func (c *Config) crioShortNameMode() (string, string) {
 	if rc := c.crio.reg; rc != nil && rc.conf.modeSet != "" {
 		ignored = fmt.Sprintf("; registries.conf's short-name-mode = %q (%s) is not used by CRI-O", rc.conf.modeSet, rc.conf.modeFrom)
 	}
-	if v, ok := c.crioVersion(); ok && (v.major < 1 || v.major == 1 && v.minor < 34) {
-		return "disabled", fmt.Sprintf("CRI-O %d.%d (%s) resolves every short name with the mode disabled%s", v.major, v.minor, c.Runtime.VersionSource, ignored)
+	if v, before := c.crioBefore(1, 34); before {
+		return "disabled", fmt.Sprintf("CRI-O %s resolves every short name with the mode disabled%s", v, ignored)
 	}
 	if c.crio.image.ShortNameMode == "disabled" {
 		return "disabled", "crio.image.short_name_mode at " + c.crio.from["short_name_mode"] + ignored

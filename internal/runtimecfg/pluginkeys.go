@@ -213,19 +213,7 @@ func (l *loaded) pluginKeyOrigin(rt Runtime, plugin string, key []string) string
 }
 
 // rawLookup returns the value at a key path of the raw merged plugins.
-func (l *loaded) rawLookup(parts ...string) (any, bool) {
-	var cur any = l.raw
-	for _, p := range parts {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
+func (l *loaded) rawLookup(parts ...string) (any, bool) { return lookupIn(l.raw, parts) }
 
 // migrateV2Plugins moves a merged version 2 configuration's CRI tables
 // as containerd 2.2.9's plugins do before decoding them (each plugin's
