@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -166,14 +167,26 @@ func writeFile(t testing.TB, path, content string) {
 	}
 }
 
+// freePort returns a loopback port that was free a moment ago, for a
+// daemon that binds it itself. It is taken below Linux's ephemeral range
+// (32768-60999): a port that port 0 handed out would go to the next
+// listener of any process asking for port 0 (another test package's etcd
+// took one kube-apiserver's port between the check and the bind, in a run
+// of every package at once), while this range is used only by callers
+// choosing it at random, as here.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
+	for range 200 {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("finding a free port in 20000-31999: every port tried was taken")
+	return 0
 }
 
 // startProcess runs a binary until the test ends, logging to a file that is
