@@ -21,7 +21,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -341,29 +340,6 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 			spec.ServiceAccountName = podName
 		}
 
-		// The kubelet reads a pod's pull secrets as its node, and the
-		// API server's Node authorizer allows that only once its graph
-		// links the node to a pod that names the secret. The graph is
-		// updated after the pod is bound, so a kubelet quick to start
-		// the pull may be refused the secret and pull anonymously
-		// ("Unable to retrieve pull secret"; seen once on a loaded
-		// machine). A holder pod on the same node naming the same
-		// secrets (never pulled: its image policy is Never) makes the
-		// link first; the row's pod is created once the authorizer
-		// allows the node every secret.
-		holderName := ""
-		if holder := krHolder(podName, r.node, podSecret, saSecret); holder != nil {
-			if _, err := w.cs.CoreV1().Pods(namespace).Create(ctx, holder, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			holderName = holder.Name
-			for _, ref := range holder.Spec.ImagePullSecrets {
-				w.poll(ctx, time.Minute, "the Node authorizer to let "+r.node+" read secret "+ref.Name, func() bool {
-					return w.nodeMayReadSecret(ctx, r.node, namespace, ref.Name)
-				})
-			}
-		}
-
 		// The prediction, from what the API server holds (the pod as
 		// admitted: the ServiceAccount admission plugin copies the
 		// service account's secrets only into a pod without any).
@@ -440,11 +416,6 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		}
 		if r.proxy != nil {
 			captured = append(captured, krCaptured(t, row.name, image, r.proxy.Pulls()[seenPulls:], len(res.Credentials) > 0, pulled, tries))
-		}
-		if holderName != "" {
-			if err := w.cs.CoreV1().Pods(namespace).Delete(ctx, holderName, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
-				t.Fatal(err)
-			}
 		}
 		if err := w.cs.CoreV1().Pods(namespace).Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
 			t.Fatal(err)
@@ -537,34 +508,4 @@ func krCaptured(t *testing.T, row, image string, pulls []nodelab.PullRecord, wit
 		}
 	}
 	return fmt.Sprintf("| %s | %d | %s | %s | %s |", row, len(pulls), strings.Join(auths, "/"), strings.Join(addrs, "/"), strings.Join(fields, "/"))
-}
-
-// krHolder is a pod bound to node that names the row's secrets and never
-// pulls (image policy Never, the sandbox image): it links the node to the
-// secrets in the Node authorizer's graph before the row's pod exists.
-// nil when the row has no secret.
-func krHolder(podName, node string, secrets ...string) *corev1.Pod {
-	var refs []corev1.LocalObjectReference
-	for _, s := range secrets {
-		if s != "" {
-			refs = append(refs, corev1.LocalObjectReference{Name: s})
-		}
-	}
-	if len(refs) == 0 {
-		return nil
-	}
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName + "-holder"}, Spec: corev1.PodSpec{
-		NodeName: node, AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(0)),
-		ImagePullSecrets: refs,
-		Containers:       []corev1.Container{{Name: "hold", Image: pauseImage, ImagePullPolicy: corev1.PullNever}}}}
-}
-
-// nodeMayReadSecret asks the API server whether the node's kubelet may
-// get the secret now (a SubjectAccessReview as system:node:NAME).
-func (w *world) nodeMayReadSecret(ctx context.Context, node, namespace, name string) bool {
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "get", Resource: "secrets", Name: name}}}
-	got, err := w.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-	return err == nil && got.Status.Allowed
 }
