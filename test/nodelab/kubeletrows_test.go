@@ -414,6 +414,34 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		for host, g := range gates {
 			logged[host] = g.Take()
 		}
+		// Under load the kubelet's first attempt sometimes carries no
+		// credential although the admitted pod names one: its own
+		// secret read failed for that attempt (seen in three loaded runs
+		// out of six on different rows; the CRI proxy showed a PullImage
+		// without AuthConfig). It retries after its back-off with the
+		// secret. Only that shape is waited out, and it is logged: every
+		// host saw nothing but anonymous requests and the kubelet failed
+		// although a credential was predicted. The rows then judge the
+		// retry.
+		if ev.Reason == "Failed" && len(res.Credentials) > 0 && krAllAnonymous(logged) {
+			t.Logf("%s: the kubelet's first pull carried no credential (%s); waiting for its retry", row.name, ev.Message)
+			if r.proxy != nil {
+				seenPulls = len(r.proxy.Pulls())
+			}
+			first := ev.LastTimestamp
+			w.poll(ctx, 2*time.Minute, "the kubelet's retry of "+podName, func() bool {
+				for _, e := range w.podEvents(ctx, podName) {
+					if e.Reason == "Pulled" || (e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image") && e.Count > 1 && e.LastTimestamp != first) {
+						ev = e
+						return true
+					}
+				}
+				return false
+			})
+			for host, g := range gates {
+				logged[host] = g.Take()
+			}
+		}
 		if r.proxy != nil {
 			captured = append(captured, krCaptured(t, row.name, image, r.proxy.Pulls()[seenPulls:], len(res.Credentials) > 0, pulled, tries))
 		}
@@ -508,4 +536,16 @@ func krCaptured(t *testing.T, row, image string, pulls []nodelab.PullRecord, wit
 		}
 	}
 	return fmt.Sprintf("| %s | %d | %s | %s | %s |", row, len(pulls), strings.Join(auths, "/"), strings.Join(addrs, "/"), strings.Join(fields, "/"))
+}
+
+// krAllAnonymous says whether every host logged only anonymous requests.
+func krAllAnonymous(logged map[string]string) bool {
+	for _, l := range logged {
+		for _, u := range strings.Split(l, ",") {
+			if u != "" && u != "anonymous" {
+				return false
+			}
+		}
+	}
+	return true
 }
