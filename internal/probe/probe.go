@@ -163,6 +163,11 @@ type prober struct {
 	// the image (creds.go): the redactor removes them all.
 	providerSecrets []string
 	held            []*keychain.Credential
+	// runtimeCreds is the runtime's own credential (config.toml's
+	// registry.configs auth, CRI-O's auth file) that the host which
+	// answered the last pull, or whose failure is the verdict, was
+	// presented because the kubelet sent none; nil when there is none.
+	runtimeCreds *registry.Credentials
 }
 
 func (p *prober) finish(err error) {
@@ -318,6 +323,11 @@ func (p *prober) run(ctx context.Context, image string) error {
 	err = p.tryEach(attempts, func(a attempt) error {
 		return p.pull(ctx, plan, domain, repo, ref, a.creds, a.reachesMirrors())
 	})
+	if c := p.runtimeCreds; c != nil {
+		// The kubelet sent no credential and the runtime presented its
+		// own: the report names that one, not "anonymous".
+		r.Identity = c.Describe()
+	}
 	if err == nil && p.o.Walk {
 		err = p.walk(ctx, plan)
 	}
@@ -378,6 +388,7 @@ type planned struct {
 // else only their own (mirrorCredentials).
 func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref string, creds *registry.Credentials, toMirrors bool) error {
 	r := p.rep
+	p.runtimeCreds = nil
 	var sessions []*registry.Session
 	for _, pl := range plan {
 		hostCreds := creds
@@ -441,7 +452,15 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 	var sess *registry.Session
 	var desc registry.Descriptor
 	var errs []*verdict.Error
+	var tried []*registry.Session // tried[i] answered errs[i]
 	var failedMirrors []*verdict.Error
+	// presented notes the runtime's own credential of the session s when
+	// the kubelet's request carried none.
+	presented := func(s *registry.Session) {
+		if creds.Anonymous() && !s.Creds.Anonymous() {
+			p.runtimeCreds = s.Creds
+		}
+	}
 	for i, pl := range plan {
 		caps := pl.host.Capabilities
 		if !hasCap(caps, "pull") || (!byDigest && !hasCap(caps, "resolve")) {
@@ -454,7 +473,7 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			break
 		}
 		ve := asVerdictError(err, s)
-		errs = append(errs, ve)
+		errs, tried = append(errs, ve), append(tried, s)
 		if s.Host.Role == verdict.RoleMirror {
 			failedMirrors = append(failedMirrors, ve)
 		}
@@ -464,11 +483,18 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if len(errs) == 0 {
 			return verdict.Errorf(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", "no host in the registry configuration for %s has the capabilities to serve this reference (a tag needs pull and resolve, a digest pull)", domain)
 		}
+		fail := verdict.Furthest(errs...)
 		if p.runtimeName() == "CRI-O" {
-			return p.crioFailure(errs, failedMirrors)
+			fail = p.crioFailure(errs, failedMirrors)
 		}
-		return verdict.Furthest(errs...)
+		for i, e := range errs {
+			if e == fail {
+				presented(tried[i])
+			}
+		}
+		return fail
 	}
+	presented(sess)
 	r.ServedBy = registry.Endpoint(sess.Host.Scheme, sess.Host.Host)
 	p.markServed()
 	for _, m := range failedMirrors {

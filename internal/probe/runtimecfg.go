@@ -130,7 +130,7 @@ func (p *prober) runtimeName() string {
 // only mentions the mirrors' ("(Mirrors also failed: [...])",
 // docker/docker_image_src.go newImageSource), so that is the verdict, and
 // each mirror's failure is a warning.
-func (p *prober) crioFailure(errs, failedMirrors []*verdict.Error) error {
+func (p *prober) crioFailure(errs, failedMirrors []*verdict.Error) *verdict.Error {
 	last := errs[len(errs)-1]
 	for _, m := range failedMirrors {
 		if m == last {

@@ -1,0 +1,85 @@
+package probe_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pullpath/pullpath/internal/lab"
+	"github.com/pullpath/pullpath/internal/lab/labtest"
+	"github.com/pullpath/pullpath/internal/probe"
+)
+
+// TestIdentityIsTheRuntimes: when the kubelet sends no credential, the
+// runtime presents its own (containerd's registry.configs auth, CRI-O's
+// global_auth_file), and the report's identity names that one, not
+// "anonymous", on success and in the verdict's "Identity used" line. With
+// none, the identity stays anonymous. No secret reaches the report.
+func TestIdentityIsTheRuntimes(t *testing.T) {
+	l := labtest.New(t, lab.Options{Addrs: labAddrs(23)})
+	sc := labtest.Scenario(t, l, "healthy-auth")
+	configAuth := func(pass string) map[string]string {
+		return map[string]string{"etc/containerd/config.toml": fmt.Sprintf("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.%q.auth]\n  username = %q\n  password = %q\n", l.Registry, sc.Username, pass)}
+	}
+	authFile := func(pass string) map[string]string {
+		a := base64.StdEncoding.EncodeToString([]byte(sc.Username + ":" + pass))
+		return map[string]string{
+			"etc/crio/crio.conf": "[crio.image]\nglobal_auth_file = \"/etc/crio/auth.json\"\n",
+			"etc/crio/auth.json": fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, l.Registry, a),
+		}
+	}
+	wrong := "wrong-" + sc.Password[:6]
+	for _, tt := range []struct {
+		name      string
+		files     map[string]string
+		wantCause string // "" for OK
+		wantID    string // in Identity
+	}{
+		{"no runtime credential", nil, "auth.no-credentials", "anonymous"},
+		{"containerd registry.configs auth", configAuth(sc.Password), "", `registry.configs."` + l.Registry + `".auth`},
+		{"containerd registry.configs auth, wrong password", configAuth(wrong), "auth.bad-credentials", `registry.configs."` + l.Registry + `".auth`},
+		{"CRI-O global_auth_file", authFile(sc.Password), "", "/etc/crio/auth.json"},
+		{"CRI-O global_auth_file, wrong password", authFile(wrong), "auth.bad-credentials", "/etc/crio/auth.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := copyRoot(t, sc.Root)
+			for name, content := range tt.files {
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := probe.Run(context.Background(), sc.Image, probe.Options{Root: root, Platform: sc.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort, Blobs: probe.BlobsHead})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantCause == "" && !rep.Verdict.OK:
+				t.Fatalf("verdict %+v, want OK", rep.Verdict)
+			case tt.wantCause != "" && rep.Verdict.Cause != tt.wantCause:
+				t.Fatalf("verdict %+v, want %s", rep.Verdict, tt.wantCause)
+			}
+			if !strings.Contains(rep.Identity, tt.wantID) || tt.wantID != "anonymous" && !strings.Contains(rep.Identity, sc.Username) {
+				t.Errorf("identity %q, want the runtime's credential (%s)", rep.Identity, tt.wantID)
+			}
+			if tt.wantCause != "" {
+				next := strings.Join(rep.Verdict.Next, "\n")
+				if !strings.Contains(next, "Identity used: "+rep.Identity) {
+					t.Errorf("the verdict does not name the identity %q:\n%s", rep.Identity, next)
+				}
+			}
+			out := fmt.Sprintf("%+v", rep)
+			if strings.Contains(out, sc.Password) {
+				t.Error("the report holds the password")
+			}
+		})
+	}
+}
