@@ -59,8 +59,10 @@ const CodeHostsHeader = verdict.CodeAuthHostsHeaderCredential
 
 // HeaderNotes returns a warning for every host of routes that receives a
 // hosts.toml Authorization header, saying whose credential it stands in
-// for (cred: the kubelet's, nil when it sends none).
-func HeaderNotes(routes []Routed, cred *Credential) []Note {
+// for (cred: the kubelet's, nil when it sends none). toRealm says the
+// runtime sends the header on the token requests the host's challenge
+// draws as well (containerd 2.1+: runtimecfg Config.Headers).
+func HeaderNotes(routes []Routed, cred *Credential, toRealm bool) []Note {
 	var out []Note
 	for _, r := range routes {
 		if r.Credential == nil || r.Credential.Source.Kind != KindHostsHeader {
@@ -70,8 +72,12 @@ func HeaderNotes(routes []Routed, cred *Credential) []Note {
 		if cred != nil && !cred.Anonymous() {
 			instead = "it is sent in place of the kubelet's " + cred.Name() + ", which this host sees only if it answers 401 to the header"
 		}
+		realm := ""
+		if toRealm {
+			realm = " and, from containerd 2.1, on the token requests its challenge draws, to the realm that challenge names (which may be another host)"
+		}
 		out = append(out, Note{Code: CodeHostsHeader, Message: fmt.Sprintf(
-			"%s: %s sets the Authorization header for %s, which containerd sends on every request there; %s", r.Host, r.Credential.Source.Name, r.Host, instead)})
+			"%s: %s sets the Authorization header for %s, which containerd sends on every request there%s; %s", r.Host, r.Credential.Source.Name, r.Host, realm, instead)})
 	}
 	return out
 }

@@ -55,9 +55,12 @@ func TestHeaderCredential(t *testing.T) {
 		if got[0].Credential == nil || got[0].Credential.Username != "hdr" || got[1].Credential == nil || got[1].Credential.Username != "up" {
 			t.Errorf("%s: %+v", rt, got)
 		}
-		notes := HeaderNotes(got, up)
-		if len(notes) != 1 || notes[0].Code != CodeHostsHeader || !strings.Contains(notes[0].Message, `key "registry.lab.test"`) {
+		notes := HeaderNotes(got, up, false)
+		if len(notes) != 1 || notes[0].Code != CodeHostsHeader || !strings.Contains(notes[0].Message, `key "registry.lab.test"`) || strings.Contains(notes[0].Message, "token requests") {
 			t.Errorf("%s: HeaderNotes = %+v", rt, notes)
+		}
+		if n := HeaderNotes(got, up, true); len(n) != 1 || !strings.Contains(n[0].Message, "on the token requests its challenge draws") {
+			t.Errorf("%s: HeaderNotes toward the realm = %+v", rt, n)
 		}
 		for _, n := range notes {
 			if strings.Contains(n.Message, "s3cret") || strings.Contains(n.Message, "pw-up") {

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"fmt"
-	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"net/http"
 	"strconv"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/redact"
 	"github.com/pullpath/pullpath/internal/registry"
+	"github.com/pullpath/pullpath/internal/runtimecfg"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -208,7 +208,7 @@ func (p *prober) routeCredentials(hosts []nodeview.RegistryHost, domain, repo st
 			p.rep.Plan[i].Credential += "; if the host answers 401 to it: " + next + " (" + r.Why + ")"
 		}
 	}
-	for _, n := range append(keychain.MirrorAnonymous(routes), keychain.HeaderNotes(routes, a.cred)...) {
+	for _, n := range append(keychain.MirrorAnonymous(routes), keychain.HeaderNotes(routes, a.cred, cfg.HostHeadersOnTokens())...) {
 		p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: n.Code, Message: n.Message})
 	}
 }

@@ -414,9 +414,10 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 		if h.NoNamespace {
 			ns = ""
 		}
+		header, tokenHeader := p.runtimeConfig().Headers(h.Header)
 		s := &registry.Session{
 			Client:    pl.client,
-			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: ns, Header: h.Header},
+			Host:      registry.Host{Host: h.Host, Scheme: h.Scheme, Path: h.Path, Role: pl.role, Namespace: ns, Header: header, TokenHeader: tokenHeader},
 			Repo:      hostRepo,
 			Creds:     hostCreds,
 			OnRole:    p.tr.setRole,
@@ -426,7 +427,7 @@ func (p *prober) pull(ctx context.Context, plan []planned, domain, repo, ref str
 			SmallMSS:  pl.smallMSS,
 			Memo:      p.o.Memo,
 		}
-		if a := h.Header.Get("Authorization"); a != "" {
+		if a := header.Get("Authorization"); a != "" {
 			p.tr.setHeaderAuth(h.Host, a)
 		}
 		sessions = append(sessions, s)

@@ -93,7 +93,7 @@ func TestRuntimeRouting(t *testing.T) {
 		for _, r := range routes {
 			shown = append(shown, r.Presented(), r.Why)
 		}
-		for _, n := range keychain.HeaderNotes(routes, nil) {
+		for _, n := range keychain.HeaderNotes(routes, nil, true) {
 			shown = append(shown, n.Message)
 		}
 		for _, s := range shown {

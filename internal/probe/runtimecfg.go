@@ -118,6 +118,15 @@ func (p *prober) lintInsecureTLS(plan *runtimecfg.Plan) {
 
 // runtimeName names the node's runtime for messages ("containerd" unless
 // the configuration says otherwise).
+// runtimeConfig is the node runtime's configuration as read, nil when
+// none was (runtimecfg's methods take nil as containerd 1.6's defaults).
+func (p *prober) runtimeConfig() *runtimecfg.Config {
+	if rc := p.rep.RuntimeConfig; rc != nil {
+		return rc.Config
+	}
+	return nil
+}
+
 func (p *prober) runtimeName() string {
 	if rc := p.rep.RuntimeConfig; rc != nil && rc.Config != nil && rc.Runtime.Name == runtimecfg.CRIO {
 		return "CRI-O"

@@ -212,3 +212,61 @@ func headerStaysOnItsHost(t *testing.T, basicChallenge bool) {
 		t.Errorf("the answered request carried %q, want the blob host's own token and the other hosts.toml header", last)
 	}
 }
+
+// TestTokenHeader: Host.TokenHeader goes on the token requests as
+// containerd 2.1+'s auth.FetchToken and FetchTokenWithOAuth send the
+// authorizer's headers: appended to the request's own; on the anonymous
+// GET a configured Authorization stays, with credentials the GET's Basic
+// replaces it; the OAuth POST keeps it beside the form's credentials. Without
+// TokenHeader (containerd before 2.1) the token request carries none.
+func TestTokenHeader(t *testing.T) {
+	var mu sync.Mutex
+	var saw []string
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			mu.Lock()
+			saw = append(saw, r.Method+" "+strings.Join(r.Header.Values("X-Mark"), ",")+" "+r.Header.Get("Authorization"))
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"token":"t0k","access_token":"t0k"}`))
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="lab"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Docker-Content-Digest", digest.FromString("m").String())
+		w.Header().Set("Content-Length", "1")
+	}))
+	defer srv.Close()
+	cfg := http.Header{"X-Mark": {"global", "host"}, "Authorization": {"Bearer from-hosts-toml"}}
+	for _, tc := range []struct {
+		name  string
+		token http.Header
+		creds *Credentials
+		want  string
+	}{
+		{"anonymous, 2.1+", cfg, &Credentials{}, "GET global,host Bearer from-hosts-toml"},
+		{"credentials, 2.1+", cfg, &Credentials{Username: "u", Password: "p"}, "POST global,host Bearer from-hosts-toml"},
+		{"anonymous, before 2.1", nil, &Credentials{}, "GET  "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			saw = nil
+			mu.Unlock()
+			s := &Session{Client: srv.Client(), Host: Host{Host: srv.Listener.Addr().String(), Scheme: "https", Path: "/v2", Role: verdict.RoleRegistry, TokenHeader: tc.token},
+				Repo: "team/app", Creds: tc.creds, Timeout: 2 * time.Second}
+			if _, err := s.Resolve(context.Background(), "1"); err != nil {
+				t.Fatalf("resolve: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(saw) != 1 || saw[0] != tc.want {
+				t.Errorf("the token requests carried %q, want [%q]", saw, tc.want)
+			}
+		})
+	}
+}

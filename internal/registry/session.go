@@ -71,7 +71,13 @@ type Host struct {
 	Path      string // API root, "/v2" by default
 	Role      verdict.Role
 	Namespace string // the image's registry name; sent as ?ns= when Host is a mirror (isProxy)
-	Header    http.Header
+	// Header holds the extra headers of every request to the host
+	// (hosts.toml [header], config.toml registry.headers).
+	Header http.Header
+	// TokenHeader holds the extra headers of the token requests this
+	// host's challenges draw (containerd 2.1+ sends the host's headers
+	// there too: runtimecfg Config.Headers); nil sends none.
+	TokenHeader http.Header
 }
 
 func (h Host) endpoint() string { return Endpoint(h.Scheme, h.Host) }
@@ -223,7 +229,7 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 			req.Header.Add(k, v)
 		}
 	}
-	req.Header.Set("User-Agent", "pullpath (containerd-compatible)")
+	setUserAgent(req)
 	if r, ok := ctx.Value(rangeKey{}).(string); ok {
 		req.Header.Set("Range", r) // blobRanged
 	}
@@ -239,6 +245,14 @@ func (s *Session) newRequest(ctx context.Context, method, u string) (*http.Reque
 		req.Header.Set("Authorization", auth)
 	}
 	return req, nil
+}
+
+// setUserAgent sets the probe's User-Agent unless a configured header set
+// one (containerd, too, sets its own only when none is configured).
+func setUserAgent(req *http.Request) {
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "pullpath (containerd-compatible)")
+	}
 }
 
 // sensitiveOnRedirect names the headers Go's client drops on a redirect

@@ -197,6 +197,17 @@ func tokenKind(c *Credentials) string {
 	return "oauth"
 }
 
+// addTokenHeader appends Host.TokenHeader to a token request, as
+// containerd's auth.FetchToken and FetchTokenWithOAuth append the
+// authorizer's headers (values added to the request's own), then sets
+// the probe's User-Agent if none was configured.
+func (s *Session) addTokenHeader(req *http.Request) {
+	for k, vs := range s.Host.TokenHeader {
+		req.Header[k] = append(req.Header[k], vs...)
+	}
+	setUserAgent(req)
+}
+
 func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope string, creds *Credentials) (*http.Response, error) {
 	u := *realm
 	q := u.Query()
@@ -209,7 +220,10 @@ func (s *Session) tokenGET(ctx context.Context, realm *url.URL, service, scope s
 	if err != nil {
 		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
+	s.addTokenHeader(req)
 	if !creds.Anonymous() {
+		// After the configured headers, which it replaces, as
+		// containerd's FetchToken calls SetBasicAuth after copying them.
 		req.Header.Set("Authorization", "Basic "+BasicAuth(creds.Username, creds.Password))
 	}
 	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))
@@ -230,5 +244,6 @@ func (s *Session) tokenPOST(ctx context.Context, realm *url.URL, service, scope 
 		return nil, verdict.Wrap(verdict.CodeRegistryProtocol, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host), err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	s.addTokenHeader(req)
 	return s.roundTrip(req, verdict.RoleAuth, Endpoint(realm.Scheme, realm.Host))
 }
