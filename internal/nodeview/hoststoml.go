@@ -47,6 +47,9 @@ type hostSpec struct {
 type hostsSpec struct {
 	Hosts  []hostSpec
 	Server hostSpec
+	// HostTree is true when the file has a top-level host table, even an
+	// empty [host]: containerd 1.x refuses a file without one (View.HostTreeRequired).
+	HostTree bool
 }
 
 // parseHostsTOML reads a hosts.toml the way containerd 2.x does and rejects
@@ -77,6 +80,12 @@ func parseHostsTOML(nodeDir string, b []byte) (hostsSpec, error) {
 		return spec, fmt.Errorf("server: %w", err)
 	}
 	spec.Server = s
+	// go-toml v1's root.Get("host").(*toml.Tree) in containerd 1.x: any
+	// table, even an empty [host] (go-toml v2 leaves HostConfigs nil).
+	var top map[string]any
+	if toml.Unmarshal(b, &top) == nil {
+		_, spec.HostTree = top["host"].(map[string]any)
+	}
 	return spec, nil
 }
 

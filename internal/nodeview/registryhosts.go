@@ -55,6 +55,10 @@ type RegistryHost struct {
 	// ("" when none exists for the registry).
 	Source string
 	Dir    string
+	// Refused is the node path of a hosts.toml the runtime refuses
+	// (View.HostTreeRequired): the host comes from the directory's cert
+	// files instead, as containerd's fallback gives it.
+	Refused string
 	// HTTPFallback is true when containerd tries HTTPS first and falls back
 	// to plain HTTP (an http:// host with TLS settings).
 	HTTPFallback bool
@@ -117,6 +121,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 	var (
 		spec      *hostsSpec
 		source    string
+		refused   string // the node path of a hosts.toml containerd refuses (HostTreeRequired)
 		parseErr  *verdict.Error
 		handDir   = dir
 		caPerHost [][]string // per containerd host, paths under root
@@ -136,6 +141,17 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			if err != nil {
 				parseErr = verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("decoding %s: %w", source, err))
 				source = ""
+				break
+			}
+			if v.HostTreeRequired && !s.HostTree {
+				// containerd 1.x: "invalid `host` tree", then the
+				// directory's cert files with the default host.
+				refused = joinNodePath(v.OS, nodeDir, "hosts.toml")
+				source = ""
+				if handDir, err = certFilesOnly(dir); err != nil {
+					return nil, verdict.Wrap(verdict.CodeConfigHostsTOML, verdict.RoleNone, "", fmt.Errorf("reading %s: %w", dir, err))
+				}
+				defer os.RemoveAll(handDir)
 				break
 			}
 			spec = &s
@@ -219,6 +235,7 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 			CAFiles:      caPerHost[i],
 			Header:       rh.Header,
 			Source:       source,
+			Refused:      refused,
 			Dir:          dir,
 			DialTimeout:  30 * time.Second,
 			Client:       rh.Client,
@@ -259,6 +276,36 @@ func (v *View) RegistryHosts(ctx context.Context, refHost string) ([]RegistryHos
 		return out, parseErr
 	}
 	return out, nil
+}
+
+// certFilesOnly copies the Docker-pattern certificate files of a host
+// directory (*.crt, *.cert, *.key: containerd's loadCertFiles) into a new
+// temporary directory, without its hosts.toml, for containerd's parser to
+// read as the fallback of a refused hosts.toml. The caller removes it.
+func certFilesOnly(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp("", "pullpath-certs-")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || ext != ".crt" && ext != ".cert" && ext != ".key" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, e.Name()), b, 0o600)
+		}
+		if err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
+	}
+	return tmp, nil
 }
 
 // sameEndpoint reports whether containerd hosts a and b name the same

@@ -37,6 +37,12 @@ type View struct {
 	// containerd looks for (HostDirCandidates) and how HostsDirs map
 	// under Root (NodePath).
 	OS string
+	// HostTreeRequired makes RegistryHosts refuse a hosts.toml with no
+	// top-level host table, as containerd 1.x does: its go-toml v1
+	// getSortedHosts fails with "invalid `host` tree", and loadHostDir
+	// then falls back to the directory's cert files with the registry's
+	// default host (containerd#10027; 2.0 reads such a file).
+	HostTreeRequired bool
 	// Roots is the node trust store, loaded from under Root the way Go's
 	// crypto/x509 loads the system pool on Linux (never this machine's pool
 	// unless Root is "/"). RootsFiles are the node paths that contributed.

@@ -148,6 +148,7 @@ func (c *Config) planHostsDirs(ctx context.Context, view *nodeview.View, p *Plan
 	if len(c.HostsDirs) > 0 {
 		v.HostsDir = c.HostsDirs[0]
 	}
+	v.HostTreeRequired = c.Runtime.major == 1
 	hosts, err := v.RegistryHosts(ctx, p.Registry)
 	p.Hosts = hosts
 	dir := ""
@@ -177,9 +178,12 @@ func (c *Config) planHostsDirs(ctx context.Context, view *nodeview.View, p *Plan
 		if h.TLS != nil {
 			e.TLS.ClientCerts = clientNames(h.TLS)
 		}
-		if h.Source != "" {
+		switch {
+		case h.Source != "":
 			e.Source = c.nodePath(h.Source)
-		} else if h.Dir != "" {
+		case h.Refused != "":
+			e.Source = c.nodePath(h.Dir) + " (*.crt, *.cert, *.key; its hosts.toml refused)"
+		case h.Dir != "":
 			e.Source = c.nodePath(h.Dir) + " (*.crt, *.cert, *.key; no hosts.toml)"
 		}
 		for k := range h.Header {
@@ -187,6 +191,10 @@ func (c *Config) planHostsDirs(ctx context.Context, view *nodeview.View, p *Plan
 		}
 		sort.Strings(e.HeaderNames)
 		p.Endpoints = append(p.Endpoints, e)
+	}
+	if len(hosts) > 0 && hosts[0].Refused != "" {
+		p.Warnings = append(p.Warnings, verdict.Warning{Code: verdict.CodeConfigHostsTOMLNoHostTable, Endpoint: p.Registry,
+			Message: fmt.Sprintf("%s has no [host.\"...\"] table: %s refuses it (\"failed to decode hosts.toml\" error=\"invalid `host` tree\", containerd#10027) and pulls from %s with only the directory's *.crt, *.cert and *.key files, ignoring the file's server, header, ca, client, skip_verify and capabilities; add [host.\"<server>\"] with those keys (containerd 2.0 and later read the file as written)", hosts[0].Refused, c.rtName(), hosts[0].Host)})
 	}
 	if source != "" {
 		p.Warnings = append(p.Warnings, lintHostsTOML(source, c.nodePath(source))...)

@@ -114,6 +114,7 @@ const (
 	CodeConfigHostsDirPort             = "config.hosts-dir-port"
 	CodeConfigHostsServerRepeated      = "config.hosts-server-repeated"
 	CodeConfigHostsTOMLAuth            = "config.hosts-toml-auth"
+	CodeConfigHostsTOMLNoHostTable     = "config.hosts-toml-no-host-table"
 	CodeConfigHostsTOMLRootTLS         = "config.hosts-toml-root-tls"
 	CodeConfigK3sTemplateAuth          = "config.k3s-template-auth"
 	CodeConfigLegacyIgnored            = "config.legacy-ignored"
