@@ -26,7 +26,18 @@ type rcLab struct {
 	// private is private.netlab.test (on the Auth address): a registry
 	// behind Basic authentication with its own users, logging who pulled.
 	private *minireg.Gate
+	// bearer is bearer.netlab.test (on the Blob address): a registry
+	// behind token authentication, its realm on the same server, logging
+	// the rcMark header of every request.
+	bearer *minireg.Bearer
 }
+
+// rcBearer is the token-authenticated registry; rcMark the header whose
+// values it logs.
+const (
+	rcBearer = "bearer.netlab.test"
+	rcMark   = "X-Pullpath-Mark"
+)
 
 // The private registry's users: the namespaced auth file's user, and the
 // lab's pusher (not logged). global_auth_file's user is not one of them.
@@ -72,8 +83,11 @@ func newRCLab(t *testing.T) *rcLab {
 	serve(rcMirror, a.Mirror.String(), nil)
 	serve(rcRegistry, a.Registry.String(), nil)
 	serve(rcPrivate, a.Auth.String(), l.private)
+	l.bearer = &minireg.Bearer{Inner: registry.New(registry.Logger(log.New(io.Discard, "", 0))), Host: rcBearer, Mark: rcMark}
+	serve(rcBearer, a.Blob.String(), l.bearer)
 	serveZone(t, n, a.DNS.String(), map[string]string{
 		rcDead + ".": a.Dead.String(), rcMirror + ".": a.Mirror.String(), rcRegistry + ".": a.Registry.String(), rcPrivate + ".": a.Auth.String(),
+		rcBearer + ".": a.Blob.String(),
 	})
 	return l
 }

@@ -366,7 +366,7 @@ func TestRuntimeConfigRows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	lab := newRCLab(t)
-	n, a, ca, log := lab.n, lab.n.Addrs, lab.ca, lab.log
+	a, log := lab.n.Addrs, lab.log
 	push := func(ref, addr string) string { return lab.push(ctx, t, ref, addr) }
 	mirrorDigest := push(rcMirror+"/team/app:1", a.Mirror.String())
 	push(rcRegistry+"/team/app:1", a.Registry.String())
@@ -380,19 +380,7 @@ func TestRuntimeConfigRows(t *testing.T) {
 				continue
 			}
 			t.Run(rt.name+"/"+row.name, func(t *testing.T) {
-				root := filepath.Join(n.Dir, fmt.Sprintf("rc-%s-%d", rt.name, i))
-				dir := filepath.Join(root, "daemon")
-				files := row.config(dir)
-				files["etc/resolv.conf"] = "nameserver " + a.DNS.String() + "\n"
-				files["etc/hosts"] = "127.0.0.1 localhost\n"
-				files["etc/ssl/certs/ca-certificates.crt"] = string(ca.PEM)
-				writeFiles(t, root, files)
-				if err := linkOrCopy(rt.bin, filepath.Join(root, rt.nodeBin)); err != nil {
-					t.Fatal(err)
-				}
-				if err := n.Node.SetEtc(filepath.Join(root, "etc")); err != nil {
-					t.Fatal(err)
-				}
+				root, dir := lab.nodeRoot(t, rt, fmt.Sprintf("rc-%s-%d", rt.name, i), row.config)
 				image := rcDead + "/team/app:1"
 				switch row.image {
 				case "digest":
@@ -403,16 +391,7 @@ func TestRuntimeConfigRows(t *testing.T) {
 				byDigest := row.image == "digest"
 
 				// The runtime.
-				cd, err := netlab.StartContainerdWith(ctx, n.Node, dir, rt.bin, filepath.Join(root, "etc/containerd/config.toml"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cd.Stop()
-				c, err := cri.Dial(ctx, cd.Socket)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				cd, c := lab.startRuntime(t, ctx, rt, root, dir)
 				fi, _ := os.Stat(cd.Log)
 				t0 := time.Now()
 				_, pullErr := c.Pull(ctx, image, nil)
@@ -431,14 +410,7 @@ func TestRuntimeConfigRows(t *testing.T) {
 				cd.Stop()
 
 				// The probe, in the same namespace, on the same root.
-				cmd := n.Node.Command(ctx, bin, "probe", image, "--root", root, "-o", "json", "--timeout", "3s", "--deadline", "60s", "--blobs", "head")
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				_ = cmd.Run()
-				var rep rcProbe
-				if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-					t.Fatalf("probe: %v; stderr %s", err, stderr.String())
-				}
+				rep := lab.probe(t, ctx, bin, root, image)
 				pOrder := rep.order(byDigest)
 				var codes []string
 				for _, w := range rep.Warnings {
@@ -472,6 +444,60 @@ func TestRuntimeConfigRows(t *testing.T) {
 		}
 	}
 	t.Log(table.String())
+}
+
+// nodeRoot lays out the node root name under the lab's directory for rt:
+// config's files (given the daemon's directory), the lab's resolver, an
+// /etc/hosts and the lab's CA as the trust store, and the runtime's binary
+// where the node holds it; the node namespace's /etc becomes the root's.
+func (l *rcLab) nodeRoot(t *testing.T, rt rcRuntime, name string, config func(dir string) map[string]string) (root, dir string) {
+	t.Helper()
+	root = filepath.Join(l.n.Dir, name)
+	dir = filepath.Join(root, "daemon")
+	files := config(dir)
+	files["etc/resolv.conf"] = "nameserver " + l.n.Addrs.DNS.String() + "\n"
+	files["etc/hosts"] = "127.0.0.1 localhost\n"
+	files["etc/ssl/certs/ca-certificates.crt"] = string(l.ca.PEM)
+	writeFiles(t, root, files)
+	if err := linkOrCopy(rt.bin, filepath.Join(root, rt.nodeBin)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.n.Node.SetEtc(filepath.Join(root, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	return root, dir
+}
+
+// startRuntime starts rt's containerd in the node namespace on root's
+// config.toml and dials its CRI; both stop with the test.
+func (l *rcLab) startRuntime(t *testing.T, ctx context.Context, rt rcRuntime, root, dir string) (*netlab.Containerd, *cri.Client) {
+	t.Helper()
+	cd, err := netlab.StartContainerdWith(ctx, l.n.Node, dir, rt.bin, filepath.Join(root, "etc/containerd/config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cd.Stop)
+	c, err := cri.Dial(ctx, cd.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return cd, c
+}
+
+// probe runs the pullpath binary bin's probe of image in the node
+// namespace on root (blob HEADs only) and decodes its report.
+func (l *rcLab) probe(t *testing.T, ctx context.Context, bin, root, image string) rcProbe {
+	t.Helper()
+	cmd := l.n.Node.Command(ctx, bin, "probe", image, "--root", root, "-o", "json", "--timeout", "3s", "--deadline", "60s", "--blobs", "head")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	var rep rcProbe
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("probe: %v; stderr %s", err, stderr.String())
+	}
+	return rep
 }
 
 // linkOrCopy puts the binary src at dst (a hard link when the file system
