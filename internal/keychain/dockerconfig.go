@@ -43,11 +43,24 @@ func ParseDockerConfig(data []byte, name string) (map[string]Entry, error) {
 			cfg.Auths = legacy
 		}
 	}
-	out := make(map[string]Entry, len(cfg.Auths))
-	for key, e := range cfg.Auths {
+	return dockerEntries(cfg.Auths, name)
+}
+
+// dockerEntries decodes auths entries as the kubelet's
+// DockerConfigEntry.UnmarshalJSON does: a non-empty "auth" replaces
+// username and password, decoded with padding when it ends in "=" and
+// without otherwise (decodeDockerConfigFieldAuth); one that does not
+// decode fails the whole file.
+func dockerEntries(auths map[string]dockerEntry, name string) (map[string]Entry, error) {
+	out := make(map[string]Entry, len(auths))
+	for key, e := range auths {
 		ent := Entry{Username: e.Username, Password: e.Password}
 		if e.Auth != "" {
-			raw, err := base64.StdEncoding.DecodeString(e.Auth)
+			enc := base64.RawStdEncoding
+			if strings.HasSuffix(strings.TrimSpace(e.Auth), "=") {
+				enc = base64.StdEncoding
+			}
+			raw, err := enc.DecodeString(e.Auth)
 			if err != nil {
 				return nil, verdict.Errorf(verdict.CodeConfigCredentials, verdict.RoleNone, "", "%s: entry %q has an auth field that is not base64", name, key)
 			}
@@ -60,6 +73,63 @@ func ParseDockerConfig(data []byte, name string) (map[string]Entry, error) {
 		out[key] = ent
 	}
 	return out, nil
+}
+
+// NodeDockerConfig reads the node's docker config as the kubelet's
+// ".dockercfg" credential provider does (k8s.io/kubernetes
+// pkg/credentialprovider ReadDockerConfigFile, registered in every
+// kubelet): the first of jsonFiles that reads and decodes as
+// {"auths": ...} wins, even one with no auths (it ends the search with no
+// credential); only when none does, the first of cfgFiles that decodes as
+// the legacy .dockercfg map. A file that is missing, unreadable, too large
+// or does not decode is passed over, as the kubelet passes over it with a
+// V(4) log line; skipped names those that exist, with why (no secret in
+// it). read reads a node path; file is the one used, "" when none.
+func NodeDockerConfig(read func(string) ([]byte, error), jsonFiles, cfgFiles []string) (auths map[string]Entry, file string, skipped []string) {
+	try := func(f string, legacy bool) (map[string]Entry, bool) {
+		data, err := read(f)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return nil, false
+		case err != nil:
+			skipped = append(skipped, f+": "+err.Error())
+			return nil, false
+		case len(data) > MaxFile:
+			skipped = append(skipped, fmt.Sprintf("%s: larger than %d bytes", f, MaxFile))
+			return nil, false
+		}
+		var entries map[string]dockerEntry
+		if legacy {
+			err = json.Unmarshal(data, &entries)
+		} else {
+			var cfg struct {
+				Auths map[string]dockerEntry `json:"auths"`
+			}
+			err = json.Unmarshal(data, &cfg)
+			entries = cfg.Auths
+		}
+		if err != nil {
+			skipped = append(skipped, f+": "+errNoBytes(err))
+			return nil, false
+		}
+		out, err := dockerEntries(entries, f)
+		if err != nil {
+			skipped = append(skipped, err.Error())
+			return nil, false
+		}
+		return out, true
+	}
+	for _, f := range jsonFiles {
+		if a, ok := try(f, false); ok {
+			return a, f, skipped
+		}
+	}
+	for _, f := range cfgFiles {
+		if a, ok := try(f, true); ok {
+			return a, f, skipped
+		}
+	}
+	return nil, "", skipped
 }
 
 // errNoBytes keeps a JSON error's kind but not the bytes it quotes.

@@ -5,15 +5,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/pullpath/pullpath/internal/keychain"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
 
@@ -35,6 +36,9 @@ import (
 const (
 	FlagCredentialProviderConfig = "--image-credential-provider-config"
 	FlagCredentialProviderBinDir = "--image-credential-provider-bin-dir"
+	// FlagRootDir is the kubelet's directory; the node keyring looks there
+	// first for config.json and .dockercfg (SetPreferredDockercfgPath).
+	FlagRootDir = "--root-dir"
 )
 
 // CredentialProviderConfig is the kubelet's credential provider
@@ -142,7 +146,7 @@ const maxProviderConfig = 1 << 20
 // a named config that is missing, unreadable or invalid is a
 // config.credential-provider error, as it stops the kubelet from starting.
 func LoadKubeletCredentials(root string) (*KubeletCredentials, error) {
-	flags, sources := kubeletFlags(root)
+	flags, _, sources := kubeletFlags(root)
 	cfgPath := flags[FlagCredentialProviderConfig]
 	if cfgPath == "" {
 		return nil, nil
@@ -233,9 +237,10 @@ func ParseCredentialProviderConfig(data []byte) (*CredentialProviderConfig, erro
 	return &cfg, nil
 }
 
-// kubeletFlags returns the kubelet's credential provider flags (the last
-// occurrence of each wins, as with pflag) and the files they came from.
-func kubeletFlags(root string) (map[string]string, []string) {
+// kubeletFlags returns the kubelet's credential provider and root-dir
+// flags (the last occurrence of each wins, as with pflag), the unit's
+// environment and the files they came from.
+func kubeletFlags(root string) (map[string]string, map[string]string, []string) {
 	env := map[string]string{}
 	var exec []string
 	var sources []string
@@ -272,7 +277,7 @@ func kubeletFlags(root string) (map[string]string, []string) {
 	}
 	flags := map[string]string{}
 	for i := 0; i < len(words); i++ {
-		for _, name := range []string{FlagCredentialProviderConfig, FlagCredentialProviderBinDir} {
+		for _, name := range []string{FlagCredentialProviderConfig, FlagCredentialProviderBinDir, FlagRootDir} {
 			switch {
 			case strings.HasPrefix(words[i], name+"="):
 				flags[name] = strings.Trim(strings.TrimPrefix(words[i], name+"="), `"'`)
@@ -286,7 +291,41 @@ func kubeletFlags(root string) (map[string]string, []string) {
 			flags[name] = path.Join("/", v) // the kubelet runs in /
 		}
 	}
-	return flags, sources
+	return flags, env, sources
+}
+
+// defaultKubeletRootDir is the kubelet's --root-dir default.
+const defaultKubeletRootDir = "/var/lib/kubelet"
+
+// KubeletDockerConfigFiles returns the node paths the kubelet's node
+// keyring reads, in its order (k8s.io/kubernetes pkg/credentialprovider
+// DefaultDockerConfigJSONPaths, then DefaultDockercfgPaths): config.json
+// under its --root-dir (from its unit, default /var/lib/kubelet), its
+// working directory (/ for a systemd service), $HOME/.docker and /.docker;
+// then .dockercfg under the root dir, the working directory, $HOME and /.
+// $HOME is the unit's Environment=HOME, else unset, as systemd leaves it
+// for a service without User= (os.UserHomeDir fails, and the relative
+// ".docker" is taken from /). sources are the unit files read.
+func KubeletDockerConfigFiles(root string) (jsonFiles, cfgFiles, sources []string) {
+	flags, env, sources := kubeletFlags(root)
+	rootDir := flags[FlagRootDir]
+	if rootDir == "" {
+		rootDir = defaultKubeletRootDir
+	}
+	home := path.Join("/", env["HOME"])
+	add := func(list []string, p string) []string {
+		if !slices.Contains(list, p) {
+			list = append(list, p)
+		}
+		return list
+	}
+	for _, d := range []string{rootDir, "/", path.Join(home, ".docker"), "/.docker"} {
+		jsonFiles = add(jsonFiles, path.Join(d, "config.json"))
+	}
+	for _, d := range []string{rootDir, "/", home, "/"} {
+		cfgFiles = add(cfgFiles, path.Join(d, ".dockercfg"))
+	}
+	return jsonFiles, cfgFiles, sources
 }
 
 // execStart returns the last ExecStart= command line of a unit file (with

@@ -241,3 +241,41 @@ func TestLoadKubeletCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeletDockerConfigFiles: the node keyring's files follow the
+// kubelet's --root-dir and its unit's HOME; without them, /var/lib/kubelet
+// and the relative .docker taken from /.
+func TestKubeletDockerConfigFiles(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		unit      string
+		json, cfg string
+	}{
+		{"defaults", "",
+			"/var/lib/kubelet/config.json /config.json /.docker/config.json", "/var/lib/kubelet/.dockercfg /.dockercfg"},
+		{"root dir and HOME from the unit", "[Service]\nEnvironment=HOME=/root\nExecStart=/usr/bin/kubelet --root-dir=/data/kubelet --v=2\n",
+			"/data/kubelet/config.json /config.json /root/.docker/config.json /.docker/config.json", "/data/kubelet/.dockercfg /.dockercfg /root/.dockercfg"},
+		{"root dir as two words", "[Service]\nExecStart=/usr/bin/kubelet --root-dir /k\n",
+			"/k/config.json /config.json /.docker/config.json", "/k/.dockercfg /.dockercfg"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tt.unit != "" {
+				p := filepath.Join(root, "etc/systemd/system/kubelet.service")
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(tt.unit), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jsonFiles, cfgFiles, _ := KubeletDockerConfigFiles(root)
+			if got := strings.Join(jsonFiles, " "); got != tt.json {
+				t.Errorf("config.json files %s, want %s", got, tt.json)
+			}
+			if got := strings.Join(cfgFiles, " "); got != tt.cfg {
+				t.Errorf(".dockercfg files %s, want %s", got, tt.cfg)
+			}
+		})
+	}
+}

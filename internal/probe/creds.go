@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/pullpath/pullpath/internal/keychain"
+	"github.com/pullpath/pullpath/internal/nodeview"
 	"github.com/pullpath/pullpath/internal/registry"
 	"github.com/pullpath/pullpath/internal/verdict"
 )
@@ -36,8 +37,36 @@ func (o Options) Kubelet() (keychain.Kubelet, error) {
 		node := &keychain.Keyring{}
 		node.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: o.DockerConfig}, auths)
 		k.Node = node
+	} else if ring, _, _ := o.nodeDockerConfig(); ring != nil {
+		k.Node = ring
 	}
 	return k, nil
+}
+
+// nodeDockerConfig is the kubelet's node keyring from its docker config
+// files under Root (nodeview.KubeletDockerConfigFiles, read as the
+// kubelet reads them: keychain.NodeDockerConfig), nil when no file holds
+// one; file is the one used, skipped the files passed over, with why.
+// --docker-config replaces it, and NoNodeDockerConfig turns it off.
+func (o Options) nodeDockerConfig() (ring *keychain.Keyring, file string, skipped []string) {
+	if o.NoNodeDockerConfig {
+		return nil, "", nil
+	}
+	jsonFiles, cfgFiles, _ := nodeview.KubeletDockerConfigFiles(o.Root)
+	read := func(p string) ([]byte, error) {
+		hp, err := nodeview.InRoot(o.Root, p)
+		if err != nil {
+			return nil, err
+		}
+		return keychain.ReadFile(hp)
+	}
+	auths, file, skipped := keychain.NodeDockerConfig(read, jsonFiles, cfgFiles)
+	if len(auths) == 0 {
+		return nil, file, skipped
+	}
+	ring = &keychain.Keyring{}
+	ring.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: file}, auths)
+	return ring, file, skipped
 }
 
 // readAuths reads a credentials file and parses it with parse.
@@ -77,7 +106,7 @@ func (p *prober) keychainAttempts(img Image) ([]attempt, error) {
 	}
 	p.rep.Credentials = &CredentialsInfo{Image: res.Image, Tried: []string{}, Anonymous: res.Anonymous}
 	if len(res.Credentials) == 0 {
-		if p.o.PullSecret != "" || p.o.DockerConfig != "" {
+		if p.o.PullSecret != "" || p.o.DockerConfig != "" || k.Node != nil {
 			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthNoMatchingSecret,
 				Message: fmt.Sprintf("the pull is anonymous: %s", res.Anonymous)})
 		}

@@ -133,7 +133,7 @@ func redactVerdict(v *verdict.Verdict, k *redact.Known) {
 // kubelet's keychain goes to the mirrors as containerd 1.6 sends it (pull).
 func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain, repo string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
 	var c *registry.Credentials
-	if p.o.PullSecret != "" || p.o.DockerConfig != "" {
+	if p.o.Creds == nil || p.o.Creds.Anonymous() {
 		k, err := p.o.Kubelet()
 		if err != nil {
 			return nil, err

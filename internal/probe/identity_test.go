@@ -83,3 +83,59 @@ func TestIdentityIsTheRuntimes(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeDockerConfigKeyring: with no pull secret, the probe holds the
+// kubelet's node docker config from the node root, in the kubelet's order;
+// a file that does not decode is passed over with a warning; a config.json
+// without auths ends the search, as in the kubelet; --no-node-docker-config
+// leaves them out.
+func TestNodeDockerConfigKeyring(t *testing.T) {
+	l := labtest.New(t, lab.Options{Addrs: labAddrs(24)})
+	sc := labtest.Scenario(t, l, "healthy-auth")
+	good := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, l.Registry, base64.StdEncoding.EncodeToString([]byte(sc.Username+":"+sc.Password)))
+	for _, tt := range []struct {
+		name      string
+		files     map[string]string
+		off       bool
+		wantCause string // "" for OK
+		wantID    string
+		wantWarn  string
+	}{
+		{name: "kubelet root dir", files: map[string]string{"var/lib/kubelet/config.json": good}, wantID: "/var/lib/kubelet/config.json"},
+		{name: "left out", files: map[string]string{"var/lib/kubelet/config.json": good}, off: true, wantCause: "auth.no-credentials", wantID: "anonymous"},
+		{name: "a broken file is passed over", files: map[string]string{"var/lib/kubelet/config.json": "{", ".docker/config.json": good}, wantID: "/.docker/config.json", wantWarn: "auth.node-docker-config-skipped"},
+		{name: "a config.json without auths ends the search", files: map[string]string{"var/lib/kubelet/config.json": "{}", ".docker/config.json": good}, wantCause: "auth.no-credentials", wantID: "anonymous"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := copyRoot(t, sc.Root)
+			for name, content := range tt.files {
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := probe.Run(context.Background(), sc.Image, probe.Options{Root: root, Platform: sc.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort, Blobs: probe.BlobsHead, NoNodeDockerConfig: tt.off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantCause == "" && !rep.Verdict.OK:
+				t.Fatalf("verdict %+v, want OK", rep.Verdict)
+			case tt.wantCause != "" && rep.Verdict.Cause != tt.wantCause:
+				t.Fatalf("verdict %+v, want %s", rep.Verdict, tt.wantCause)
+			}
+			if !strings.Contains(rep.Identity, tt.wantID) {
+				t.Errorf("identity %q, want %s", rep.Identity, tt.wantID)
+			}
+			if tt.wantWarn != "" && !hasWarning(rep, tt.wantWarn) {
+				t.Errorf("no %s warning: %v", tt.wantWarn, rep.Warnings)
+			}
+			if out := fmt.Sprintf("%+v", rep); strings.Contains(out, sc.Password) {
+				t.Error("the report holds the password")
+			}
+		})
+	}
+}

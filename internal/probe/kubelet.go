@@ -45,7 +45,15 @@ type CredentialProvider struct {
 // anonymously, and that anonymous attempt fails with the provider's
 // cause (attempt.explain).
 func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, error) {
-	explicit := (p.o.Creds != nil && !p.o.Creds.Anonymous()) || p.o.PullSecret != "" || p.o.DockerConfig != ""
+	given := p.o.Creds != nil && !p.o.Creds.Anonymous()
+	if !given && p.o.DockerConfig == "" {
+		_, _, skipped := p.o.nodeDockerConfig()
+		for _, s := range skipped {
+			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthNodeDockerConfigSkipped,
+				Message: s + ": the kubelet's node keyring passes over this file without a word (logged at level 4 only) and reads the next"})
+		}
+	}
+	explicit := given || p.o.PullSecret != "" || p.o.DockerConfig != ""
 	if (p.o.AsKubelet == nil && explicit) || (p.o.AsKubelet != nil && !*p.o.AsKubelet) {
 		return p.keychainAttempts(img)
 	}
@@ -56,6 +64,53 @@ func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, err
 		}
 		return nil, verdict.Errorf(verdict.CodeConfigCredentialProvider, verdict.RoleNone, "", "--as-kubelet: the kubelet under %s has no %s (read from its systemd unit, drop-ins and /etc/default/kubelet)", p.o.Root, nodeview.FlagCredentialProviderConfig)
 	}
+	attempts, err := p.providerAttempts(ctx, img, kc, err)
+	if err != nil {
+		return nil, err
+	}
+	return p.withNodeDockerConfig(img, attempts), nil
+}
+
+// withNodeDockerConfig adds to the providers' attempts the credentials
+// the node's docker config holds for img: the kubelet's node keyring
+// (k8s.io/kubernetes pkg/credentialprovider: the ".dockercfg" provider
+// sits in the same keyring as the exec plugins). They come first, as the
+// union of keychain.Kubelet orders them; when the providers left the pull
+// anonymous, they replace that attempt.
+func (p *prober) withNodeDockerConfig(img Image, attempts []attempt) []attempt {
+	if p.o.DockerConfig != "" || (p.o.Creds != nil && !p.o.Creds.Anonymous()) {
+		return attempts
+	}
+	ring, _, _ := p.o.nodeDockerConfig()
+	if ring == nil {
+		return attempts
+	}
+	var node []attempt
+	for _, c := range ring.Lookup(keychain.Repository(img.Domain, img.Repository)) {
+		p.held = append(p.held, &c)
+		node = append(node, attempt{cred: &c, creds: &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}})
+	}
+	if len(node) == 0 {
+		return attempts
+	}
+	if len(attempts) == 1 && attempts[0].creds.Anonymous() {
+		attempts = nil
+		p.rep.Credentials = &CredentialsInfo{Image: keychain.Repository(img.Domain, img.Repository), Tried: []string{}}
+	}
+	out := append(node, attempts...)
+	if p.rep.Credentials != nil {
+		var names []string
+		for _, a := range out {
+			names = append(names, a.name())
+		}
+		p.rep.Credentials.Tried, p.rep.Credentials.Anonymous = names, ""
+	}
+	return out
+}
+
+// providerAttempts runs the kubelet's credential providers kc (loadErr:
+// LoadKubeletCredentials' error) for img: kubeletIdentity's provider part.
+func (p *prober) providerAttempts(ctx context.Context, img Image, kc *nodeview.KubeletCredentials, err error) ([]attempt, error) {
 	image := img.Domain + "/" + img.Repository
 	info := &CredentialProvider{Image: image, Matched: []string{}, AuthKeys: []string{}}
 	if kc != nil {

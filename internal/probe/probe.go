@@ -54,6 +54,10 @@ type Options struct {
 	// reports it (diagnose passes containerRuntimeVersion,
 	// "containerd://1.7.27-k3s1"); it beats the version read from files.
 	RuntimeVersion string
+	// NoNodeDockerConfig leaves out the kubelet's node docker config files
+	// under Root (/var/lib/kubelet/config.json, /.docker/config.json, …),
+	// which the kubelet's keyring holds and the probe reads by default.
+	NoNodeDockerConfig bool
 	// NodeOS is the node's GOOS when Root is another system's copy
 	// (runtimecfg.Options.NodeOS); "" is this machine's.
 	NodeOS string

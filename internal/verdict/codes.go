@@ -143,6 +143,7 @@ const (
 	CodeAuthHostsHeaderRetried         = "auth.hosts-header-retried"
 	CodeAuthMirrorCredentials          = "auth.mirror-credentials"
 	CodeAuthNoMatchingSecret           = "auth.no-matching-secret"
+	CodeAuthNodeDockerConfigSkipped    = "auth.node-docker-config-skipped"
 	CodeAuthProviderSeveralCredentials = "auth.provider-several-credentials"
 	CodeAuthProviderUnusable           = "auth.provider-unusable"
 	CodeManifestPlatformRisk           = "manifest.platform-risk"
