@@ -2,7 +2,10 @@ package probe
 
 import (
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/pullpath/pullpath/internal/keychain"
 	"github.com/pullpath/pullpath/internal/nodeview"
@@ -124,4 +127,22 @@ func (p *prober) keychainAttempts(img Image) ([]attempt, error) {
 		out = append(out, attempt{cred: &c, creds: creds})
 	}
 	return out, nil
+}
+
+// unseenNodeDockerConfig says, when the probe reads a node root that does
+// not show the kubelet's root dir (a diagnose Job mounts /etc and /run, not
+// /var/lib/kubelet, which holds every pod's secrets), that the node keyring
+// could not be read; "" when it could, or when it was left out.
+func (p *prober) unseenNodeDockerConfig() string {
+	if p.o.NoNodeDockerConfig || p.o.DockerConfig != "" || p.o.Root == "" || p.o.Root == "/" {
+		return ""
+	}
+	jsonFiles, _, _ := nodeview.KubeletDockerConfigFiles(p.o.Root)
+	dir := path.Dir(jsonFiles[0])
+	if hp, err := nodeview.InRoot(p.o.Root, dir); err == nil {
+		if _, err := os.Stat(hp); err == nil {
+			return ""
+		}
+	}
+	return fmt.Sprintf("The kubelet's root dir %s is not under %s, so its node docker config (%s) was not read: if the node has one, the kubelet sends its credentials and this probe did not.", dir, p.o.Root, strings.Join(jsonFiles, ", "))
 }

@@ -100,11 +100,13 @@ func TestNodeDockerConfigKeyring(t *testing.T) {
 		wantCause string // "" for OK
 		wantID    string
 		wantWarn  string
+		unseen    bool // the verdict says the kubelet's root dir was not under the root
 	}{
 		{name: "kubelet root dir", files: map[string]string{"var/lib/kubelet/config.json": good}, wantID: "/var/lib/kubelet/config.json"},
 		{name: "left out", files: map[string]string{"var/lib/kubelet/config.json": good}, off: true, wantCause: "auth.no-credentials", wantID: "anonymous"},
 		{name: "a broken file is passed over", files: map[string]string{"var/lib/kubelet/config.json": "{", ".docker/config.json": good}, wantID: "/.docker/config.json", wantWarn: "auth.node-docker-config-skipped"},
 		{name: "a config.json without auths ends the search", files: map[string]string{"var/lib/kubelet/config.json": "{}", ".docker/config.json": good}, wantCause: "auth.no-credentials", wantID: "anonymous"},
+		{name: "no kubelet root dir under the root", wantCause: "auth.no-credentials", wantID: "anonymous", unseen: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := copyRoot(t, sc.Root)
@@ -129,6 +131,9 @@ func TestNodeDockerConfigKeyring(t *testing.T) {
 			}
 			if !strings.Contains(rep.Identity, tt.wantID) {
 				t.Errorf("identity %q, want %s", rep.Identity, tt.wantID)
+			}
+			if got := strings.Contains(strings.Join(rep.Verdict.Next, "\n"), "was not read"); got != tt.unseen {
+				t.Errorf("the verdict says the node docker config was not read: %v, want %v: %q", got, tt.unseen, rep.Verdict.Next)
 			}
 			if tt.wantWarn != "" && !hasWarning(rep, tt.wantWarn) {
 				t.Errorf("no %s warning: %v", tt.wantWarn, rep.Warnings)

@@ -216,6 +216,9 @@ func (p *prober) finish(err error) {
 			id = r.Identity
 		}
 		v.Next = append(v.Next, fmt.Sprintf("Identity used: %s; scope requested: repository:%s:pull.", id, repoOf(r.Reference)))
+		if n := p.unseenNodeDockerConfig(); n != "" && id == "anonymous" {
+			v.Next = append(v.Next, n)
+		}
 	}
 	if len(p.skipped) > 0 {
 		v.Next = append(v.Next, "Not reached: "+strings.Join(p.skipped, "; ")+".")

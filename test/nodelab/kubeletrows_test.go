@@ -78,7 +78,20 @@ func krRows() []krRow {
 		{name: "provider matchImages glob", repo: "team-p/app", wantPulled: true},
 		{name: "service account secret next to a pod secret", repo: "team-a/app", pod: map[string]keychain.Entry{krUp: krEntry("pod-user")}, sa: map[string]keychain.Entry{krUp: krEntry("sa-user")}, wantPulled: true},
 		{name: "service account secret alone", repo: "team-a/app", sa: map[string]keychain.Entry{krUp: krEntry("sa-user")}, saOut: true, wantPulled: true},
+		// krNodeConfig: the node's docker config in the kubelet's root
+		// dir, keyed to team-n only, so no other row's image matches it.
+		{name: "node docker config (kubelet root dir), no secret", repo: "team-n/app", wantPulled: true},
+		{name: "node docker config next to a pod secret", repo: "team-n/app", pod: map[string]keychain.Entry{krUp: krEntry("pod-user")}, wantPulled: true},
 	}
+}
+
+// krNodeConfig is the node docker config every node of the rows holds, in
+// its kubelet's --root-dir (where the real kubelet reads it) and at
+// /var/lib/kubelet/config.json of its root (where the probe's reader finds
+// the default root dir): one key, for the team-n repositories.
+func krNodeConfig() []byte {
+	e := krEntry("node-user")
+	return []byte(fmt.Sprintf(`{"auths":{%q:{"username":%q,"password":%q}}}`, krUp+"/team-n", e.Username, e.Password))
 }
 
 // krRuntime is one node of TestKubeletCredentialRows: the containerd its
@@ -155,7 +168,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	upUsers := map[string]string{krPusher: "push-pw"}
-	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user"} {
+	for _, u := range []string{"up-user", "team-a-user", "team-b-user", "wild-user", "port-user", "prov-user", "pod-user", "sa-user", "node-user"} {
 		upUsers[u] = krEntry(u).Password
 	}
 	gates := map[string]*minireg.Gate{
@@ -183,7 +196,7 @@ func TestKubeletCredentialRows(t *testing.T) {
 		tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return w.net.DialContext(ctx, network, addr)
 		}, TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
-		for _, repo := range []string{"team-a/app", "team-b/app", "team-p/app"} {
+		for _, repo := range []string{"team-a/app", "team-b/app", "team-p/app", "team-n/app"} {
 			ref, err := name.ParseReference(host + "/" + repo + ":1")
 			if err != nil {
 				t.Fatal(err)
@@ -207,7 +220,13 @@ func TestKubeletCredentialRows(t *testing.T) {
 			// config.toml in the node root, where the probe's runtimecfg reads it.
 			ContainerdConfig: "etc/containerd/config.toml", Containerd: r.bin, CRIProxy: r.proxy},
 			provider, krProviderGlob, "prov-user", "good", krEntry("prov-user").Password)
-		w.addNode(ctx, spec)
+		spec.RootFiles["var/lib/kubelet/config.json"] = krNodeConfig()
+		nd := w.addNode(ctx, spec)
+		// Before any pod: the kubelet keeps what it read for 5 minutes
+		// (CachingDockerConfigProvider).
+		if err := os.WriteFile(filepath.Join(nd.Dir, "kubelet", "config.json"), krNodeConfig(), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := w.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -305,6 +324,21 @@ func krRule(ctx context.Context, t *testing.T, w *world, nd *nodelab.Node, nodeN
 // number of rows proving an empty server_address.
 func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[string]*minireg.Gate, providers nodeview.CredentialProviderConfig,
 	rt keychain.Runtime, plan []keychain.Host, fb keychain.Fallbacks) (table []string, serverAddressEmpty int, captured []string) {
+	// The node keyring, as the probe reads it from the node root.
+	root := w.nodes[r.node].Root
+	jsonFiles, cfgFiles, _ := nodeview.KubeletDockerConfigFiles(root)
+	nodeAuths, nodeFile, skipped := keychain.NodeDockerConfig(func(p string) ([]byte, error) {
+		hp, err := nodeview.InRoot(root, p)
+		if err != nil {
+			return nil, err
+		}
+		return keychain.ReadFile(hp)
+	}, jsonFiles, cfgFiles)
+	if nodeFile != "/var/lib/kubelet/config.json" || len(nodeAuths) != 1 || len(skipped) > 0 {
+		t.Fatalf("the probe's reader found the node docker config %q (%d keys, skipped %v), want /var/lib/kubelet/config.json", nodeFile, len(nodeAuths), skipped)
+	}
+	nodeRing := &keychain.Keyring{}
+	nodeRing.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: nodeFile}, nodeAuths)
 	for i, row := range krRows() {
 		image := krUp + "/" + row.repo + ":1"
 		podName := fmt.Sprintf("row%s-%d", r.name, i+1)
@@ -365,6 +399,7 @@ func krRun(ctx context.Context, t *testing.T, w *world, r krRuntime, gates map[s
 		if row.saOut && len(pod.Spec.ImagePullSecrets) != 1 {
 			t.Errorf("%s: the admitted pod has pull secrets %v, want the service account's", row.name, pod.Spec.ImagePullSecrets)
 		}
+		kube.Node = nodeRing
 		ring := &keychain.Keyring{}
 		for _, p := range providers.Matching(krUp + "/" + row.repo) {
 			ring.Add(keychain.Source{Kind: keychain.KindProvider, Name: p.Name}, map[string]keychain.Entry{krProviderGlob: krEntry("prov-user")})
