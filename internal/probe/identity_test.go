@@ -48,15 +48,7 @@ func TestIdentityIsTheRuntimes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := copyRoot(t, sc.Root)
-			for name, content := range tt.files {
-				p := filepath.Join(root, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			layFiles(t, root, tt.files)
 			rep, err := probe.Run(context.Background(), sc.Image, probe.Options{Root: root, Platform: sc.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort, Blobs: probe.BlobsHead})
 			if err != nil {
 				t.Fatal(err)
@@ -110,15 +102,7 @@ func TestNodeDockerConfigKeyring(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := copyRoot(t, sc.Root)
-			for name, content := range tt.files {
-				p := filepath.Join(root, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			layFiles(t, root, tt.files)
 			rep, err := probe.Run(context.Background(), sc.Image, probe.Options{Root: root, Platform: sc.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort, Blobs: probe.BlobsHead, NoNodeDockerConfig: tt.off})
 			if err != nil {
 				t.Fatal(err)
@@ -142,5 +126,19 @@ func TestNodeDockerConfigKeyring(t *testing.T) {
 				t.Error("the report holds the password")
 			}
 		})
+	}
+}
+
+// layFiles writes files (path under root → content) under root.
+func layFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

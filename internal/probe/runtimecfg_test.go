@@ -80,15 +80,7 @@ func TestProbeFollowsRuntimeConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for name, content := range tt.files {
-				p := filepath.Join(root, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			layFiles(t, root, tt.files)
 			rep, err := probe.Run(context.Background(), base.Image, probe.Options{Root: root, Platform: base.Platform, Timeout: 2 * time.Second, DNSPort: l.DNSPort, Blobs: probe.BlobsHead})
 			if err != nil {
 				t.Fatal(err)

@@ -2,8 +2,6 @@ package runtimecfg
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -38,20 +36,11 @@ func TestHeaders(t *testing.T) {
 		{name: "CRI-O", version: "cri-o://1.34.2", files: map[string]string{"etc/crio/crio.conf": "[crio.image]\n"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
 			files := map[string]string{"etc/containerd/config.toml": tt.config}
 			for k, v := range tt.files {
 				files[k] = v
 			}
-			for name, content := range files {
-				p := filepath.Join(root, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			root := writeRoot(t, files)
 			c, err := Load(root, nodeview.RuntimeBinary{}, Options{RuntimeVersion: tt.version})
 			if err != nil {
 				t.Fatal(err)
