@@ -53,12 +53,7 @@ func TestIdentityIsTheRuntimes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tt.wantCause == "" && !rep.Verdict.OK:
-				t.Fatalf("verdict %+v, want OK", rep.Verdict)
-			case tt.wantCause != "" && rep.Verdict.Cause != tt.wantCause:
-				t.Fatalf("verdict %+v, want %s", rep.Verdict, tt.wantCause)
-			}
+			wantVerdict(t, rep, tt.wantCause)
 			if !strings.Contains(rep.Identity, tt.wantID) || tt.wantID != "anonymous" && !strings.Contains(rep.Identity, sc.Username) {
 				t.Errorf("identity %q, want the runtime's credential (%s)", rep.Identity, tt.wantID)
 			}
@@ -107,12 +102,7 @@ func TestNodeDockerConfigKeyring(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tt.wantCause == "" && !rep.Verdict.OK:
-				t.Fatalf("verdict %+v, want OK", rep.Verdict)
-			case tt.wantCause != "" && rep.Verdict.Cause != tt.wantCause:
-				t.Fatalf("verdict %+v, want %s", rep.Verdict, tt.wantCause)
-			}
+			wantVerdict(t, rep, tt.wantCause)
 			if !strings.Contains(rep.Identity, tt.wantID) {
 				t.Errorf("identity %q, want %s", rep.Identity, tt.wantID)
 			}
@@ -140,5 +130,17 @@ func layFiles(t *testing.T, root string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// wantVerdict stops the test unless rep's verdict is OK (cause "") or
+// has cause.
+func wantVerdict(t *testing.T, rep *probe.Report, cause string) {
+	t.Helper()
+	switch {
+	case cause == "" && !rep.Verdict.OK:
+		t.Fatalf("verdict %+v, want OK", rep.Verdict)
+	case cause != "" && rep.Verdict.Cause != cause:
+		t.Fatalf("verdict %+v, want %s", rep.Verdict, cause)
 	}
 }
