@@ -105,27 +105,28 @@ func (c *Config) crioBefore(major, minor int) (string, bool) {
 }
 
 // crioNamespacedAuthDir is namespaced_auth_dir as this CRI-O reads it, with
-// its source; "" when this CRI-O predates it.
+// its source; "" when this CRI-O predates it (1.35).
 func (c *Config) crioNamespacedAuthDir() (string, string) {
-	if v, before := c.crioBefore(1, 35); before {
-		return "", fmt.Sprintf("CRI-O %s has no namespaced auth files (namespaced_auth_dir came with 1.35)", v)
-	}
-	if d := c.crio.image.NamespacedAuthDir; d != "" {
-		return d, "crio.image.namespaced_auth_dir at " + c.crio.from["namespaced_auth_dir"]
-	}
-	return CRIODefaultNamespacedAuthDir, "default of CRI-O 1.35+ (namespaced_auth_dir not set)"
+	return c.crioVersionedDir("namespaced_auth_dir", c.crio.image.NamespacedAuthDir, CRIODefaultNamespacedAuthDir, 1, 35, "namespaced auth files")
 }
 
 // crioSignaturePolicyDir is signature_policy_dir as this CRI-O reads it;
 // "" when this CRI-O predates it (1.28).
 func (c *Config) crioSignaturePolicyDir() (string, string) {
-	if v, before := c.crioBefore(1, 28); before {
-		return "", fmt.Sprintf("CRI-O %s has no per-namespace policies (signature_policy_dir came with 1.28)", v)
+	return c.crioVersionedDir("signature_policy_dir", c.crio.image.SignaturePolicyDir, CRIODefaultSignaturePolicyDir, 1, 28, "per-namespace policies")
+}
+
+// crioVersionedDir is a crio.image directory key that CRI-O major.minor
+// introduced: "" and why on an older CRI-O, else the value set (set) or
+// the default, with its source. what names what the key holds.
+func (c *Config) crioVersionedDir(key, set, def string, major, minor int, what string) (string, string) {
+	if v, before := c.crioBefore(major, minor); before {
+		return "", fmt.Sprintf("CRI-O %s has no %s (%s came with %d.%d)", v, what, key, major, minor)
 	}
-	if d := c.crio.image.SignaturePolicyDir; d != "" {
-		return d, "crio.image.signature_policy_dir at " + c.crio.from["signature_policy_dir"]
+	if set != "" {
+		return set, "crio.image." + key + " at " + c.crio.from[key]
 	}
-	return CRIODefaultSignaturePolicyDir, "default of CRI-O (signature_policy_dir not set)"
+	return def, fmt.Sprintf("default of CRI-O %d.%d+ (%s not set)", major, minor, key)
 }
 
 // statInRoot reports whether the node path p exists under root; an error
