@@ -353,30 +353,38 @@ func TestRegistriesConfCorpus(t *testing.T) {
 	}
 }
 
-func TestRegistriesConfDifferential(t *testing.T) {
+// eachCorpusRoot runs test, as a subtest per corpus entry, on a node root
+// made by newRoot with the entry's files written, and the images its
+// configurations name (rcImages).
+func eachCorpusRoot(t *testing.T, newRoot func(*testing.T) string, test func(t *testing.T, root string, images []string)) {
 	for name, files := range rcCorpus() {
 		t.Run(name, func(t *testing.T) {
-			root := t.TempDir()
+			root := newRoot(t)
 			files.write(t, root)
 			confs := []string{files.main}
 			for _, d := range files.dropIns {
 				confs = append(confs, d)
 			}
-			images := rcImages(confs...)
-			ours, _ := oursOutcome(t, root, images)
-			lib := libOutcome(t, root, images)
-			if ours != lib {
-				t.Errorf("regconf.go and containers/image disagree:\nours:\n%s\ncontainers/image:\n%s", ours, lib)
-			}
-			if lib == "load error" {
-				sameRefusal(t, root)
-			}
-			if !testing.Verbose() {
-				return
-			}
-			t.Logf("%s", ours)
+			test(t, root, rcImages(confs...))
 		})
 	}
+}
+
+func TestRegistriesConfDifferential(t *testing.T) {
+	eachCorpusRoot(t, func(t *testing.T) string { return t.TempDir() }, func(t *testing.T, root string, images []string) {
+		ours, _ := oursOutcome(t, root, images)
+		lib := libOutcome(t, root, images)
+		if ours != lib {
+			t.Errorf("regconf.go and containers/image disagree:\nours:\n%s\ncontainers/image:\n%s", ours, lib)
+		}
+		if lib == "load error" {
+			sameRefusal(t, root)
+		}
+		if !testing.Verbose() {
+			return
+		}
+		t.Logf("%s", ours)
+	})
 }
 
 // TestRegistriesConfDifferentialPlan runs the corpus through the whole
@@ -386,41 +394,33 @@ func TestRegistriesConfDifferential(t *testing.T) {
 // insecure) must agree, and an error on one side must be one on the other.
 func TestRegistriesConfDifferentialPlan(t *testing.T) {
 	view, _ := nodeview.Load(t.TempDir())
-	for name, files := range rcCorpus() {
-		t.Run(name, func(t *testing.T) {
-			root := crioRoot(t, nil)
-			files.write(t, root)
-			confs := []string{files.main}
-			for _, d := range files.dropIns {
-				confs = append(confs, d)
+	eachCorpusRoot(t, func(t *testing.T) string { return crioRoot(t, nil) }, func(t *testing.T, root string, images []string) {
+		images = append(images, rcShortNames...)
+		c, loadErr := Load(root, nodeview.RuntimeBinary{}, Options{})
+		sys := libSys(root)
+		sysregistriesv2.InvalidateCache()
+		_, libErr := sysregistriesv2.TryUpdatingCache(sys)
+		if (loadErr != nil) != (libErr != nil) {
+			t.Fatalf("load: ours %v, containers/image %v", loadErr, libErr)
+		}
+		if loadErr != nil {
+			return
+		}
+		// CRI-O hands containers/image its own short-name mode,
+		// which replaces registries.conf's (crioShortNameMode).
+		mode := types.ShortNameModeEnforcing
+		if m, _ := c.crioShortNameMode(); m == "disabled" {
+			mode = types.ShortNameModeDisabled
+		}
+		sys.ShortNameMode = &mode
+		for _, img := range images {
+			ours := planOutcome(c, view, img)
+			lib := libPlanOutcome(t, sys, img)
+			if ours != lib {
+				t.Errorf("%s:\nours:             %s\ncontainers/image: %s", img, ours, lib)
 			}
-			images := append(rcImages(confs...), rcShortNames...)
-			c, loadErr := Load(root, nodeview.RuntimeBinary{}, Options{})
-			sys := libSys(root)
-			sysregistriesv2.InvalidateCache()
-			_, libErr := sysregistriesv2.TryUpdatingCache(sys)
-			if (loadErr != nil) != (libErr != nil) {
-				t.Fatalf("load: ours %v, containers/image %v", loadErr, libErr)
-			}
-			if loadErr != nil {
-				return
-			}
-			// CRI-O hands containers/image its own short-name mode,
-			// which replaces registries.conf's (crioShortNameMode).
-			mode := types.ShortNameModeEnforcing
-			if m, _ := c.crioShortNameMode(); m == "disabled" {
-				mode = types.ShortNameModeDisabled
-			}
-			sys.ShortNameMode = &mode
-			for _, img := range images {
-				ours := planOutcome(c, view, img)
-				lib := libPlanOutcome(t, sys, img)
-				if ours != lib {
-					t.Errorf("%s:\nours:             %s\ncontainers/image: %s", img, ours, lib)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // sameRefusal checks that our config verdict carries the library's own
