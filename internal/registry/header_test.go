@@ -270,3 +270,40 @@ func TestTokenHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenHeaderNotInCleartext: a token realm on plain http, not declared
+// plain-http, gets the configured headers but never their Authorization.
+func TestTokenHeaderNotInCleartext(t *testing.T) {
+	var mu sync.Mutex
+	var saw []string
+	realm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		saw = append(saw, strings.Join(r.Header.Values("X-Mark"), ",")+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"token":"t0k"}`))
+	}))
+	defer realm.Close()
+	reg := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.URL+`/token",service="lab"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Docker-Content-Digest", digest.FromString("m").String())
+		w.Header().Set("Content-Length", "1")
+	}))
+	defer reg.Close()
+	s := &Session{Client: reg.Client(), Host: Host{Host: reg.Listener.Addr().String(), Scheme: "https", Path: "/v2", Role: verdict.RoleRegistry,
+		TokenHeader: http.Header{"X-Mark": {"host"}, "Authorization": {"Bearer from-hosts-toml"}}},
+		Repo: "team/app", Creds: &Credentials{}, Timeout: 2 * time.Second}
+	if _, err := s.Resolve(context.Background(), "1"); err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(saw) != 1 || saw[0] != "host " {
+		t.Errorf("the plain-http realm saw %q, want the marker and no Authorization", saw)
+	}
+}

@@ -201,8 +201,16 @@ func tokenKind(c *Credentials) string {
 // containerd's auth.FetchToken and FetchTokenWithOAuth append the
 // authorizer's headers (values added to the request's own), then sets
 // the probe's User-Agent if none was configured.
+//
+// A realm on plain http that hosts.toml does not declare plain-http gets
+// no Authorization or cookie header from it: never a credential in
+// cleartext (auth.cleartext's rule), where containerd would send it.
 func (s *Session) addTokenHeader(req *http.Request) {
+	cleartext := req.URL.Scheme == "http" && !s.plain(req.URL.Host)
 	for k, vs := range s.Host.TokenHeader {
+		if cleartext && sensitiveOnRedirect(k) {
+			continue
+		}
 		req.Header[k] = append(req.Header[k], vs...)
 	}
 	setUserAgent(req)
