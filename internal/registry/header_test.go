@@ -223,23 +223,10 @@ func TestTokenHeader(t *testing.T) {
 	var mu sync.Mutex
 	var saw []string
 	var srv *httptest.Server
-	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/token" {
-			mu.Lock()
-			saw = append(saw, r.Method+" "+strings.Join(r.Header.Values("X-Mark"), ",")+" "+r.Header.Get("Authorization"))
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"token":"t0k","access_token":"t0k"}`))
-			return
-		}
-		if r.Header.Get("Authorization") != "Bearer t0k" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="lab"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-		w.Header().Set("Docker-Content-Digest", digest.FromString("m").String())
-		w.Header().Set("Content-Length", "1")
+	srv = httptest.NewTLSServer(tokenGated(func() string { return srv.URL }, func(r *http.Request) {
+		mu.Lock()
+		saw = append(saw, r.Method+" "+strings.Join(r.Header.Values("X-Mark"), ",")+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
 	}))
 	defer srv.Close()
 	cfg := http.Header{"X-Mark": {"global", "host"}, "Authorization": {"Bearer from-hosts-toml"}}
@@ -284,16 +271,7 @@ func TestTokenHeaderNotInCleartext(t *testing.T) {
 		w.Write([]byte(`{"token":"t0k"}`))
 	}))
 	defer realm.Close()
-	reg := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer t0k" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm.URL+`/token",service="lab"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
-		w.Header().Set("Docker-Content-Digest", digest.FromString("m").String())
-		w.Header().Set("Content-Length", "1")
-	}))
+	reg := httptest.NewTLSServer(tokenGated(func() string { return realm.URL }, nil))
 	defer reg.Close()
 	s := &Session{Client: reg.Client(), Host: Host{Host: reg.Listener.Addr().String(), Scheme: "https", Path: "/v2", Role: verdict.RoleRegistry,
 		TokenHeader: http.Header{"X-Mark": {"host"}, "Authorization": {"Bearer from-hosts-toml"}}},
@@ -306,4 +284,26 @@ func TestTokenHeaderNotInCleartext(t *testing.T) {
 	if len(saw) != 1 || saw[0] != "host " {
 		t.Errorf("the plain-http realm saw %q, want the marker and no Authorization", saw)
 	}
+}
+
+// tokenGated serves a one-byte manifest to requests carrying the token
+// "t0k", challenges the rest with Bearer realm <realm()>/token, and
+// answers that path itself (calling onToken) when the realm is its own.
+func tokenGated(realm func() string, onToken func(*http.Request)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" && onToken != nil {
+			onToken(r)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"token":"t0k","access_token":"t0k"}`))
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm()+`/token",service="lab"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Docker-Content-Digest", digest.FromString("m").String())
+		w.Header().Set("Content-Length", "1")
+	})
 }
