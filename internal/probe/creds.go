@@ -19,6 +19,13 @@ import (
 // Matching is the kubelet's (internal/keychain), never a rule of the probe's
 // own. The error is a config.credentials error naming the file.
 func (o Options) Kubelet() (keychain.Kubelet, error) {
+	return o.kubelet(o.nodeDockerConfig)
+}
+
+// kubelet is Kubelet with the node's docker config from node, called
+// only when the node's files count (no --docker-config, no given
+// credentials).
+func (o Options) kubelet(node func() nodeDocker) (keychain.Kubelet, error) {
 	var k keychain.Kubelet
 	if o.Creds != nil && !o.Creds.Anonymous() {
 		k.Given = []keychain.Credential{{Source: keychain.Source{Kind: keychain.KindGiven, Name: o.Creds.Source},
@@ -40,20 +47,28 @@ func (o Options) Kubelet() (keychain.Kubelet, error) {
 		node := &keychain.Keyring{}
 		node.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: o.DockerConfig}, auths)
 		k.Node = node
-	} else if ring, _, _ := o.nodeDockerConfig(); ring != nil {
-		k.Node = ring
+	} else if n := node(); n.ring != nil {
+		k.Node = n.ring
 	}
 	return k, nil
 }
 
-// nodeDockerConfig is the kubelet's node keyring from its docker config
-// files under Root (nodeview.KubeletDockerConfigFiles, read as the
-// kubelet reads them: keychain.NodeDockerConfig), nil when no file holds
-// one; file is the one used, skipped the files passed over, with why.
+// nodeDocker is the kubelet's node keyring as read from its docker config
+// files under Root: ring is nil when no file holds one; skipped are the
+// files passed over, with why; jsonFiles are the config.json paths looked
+// at, in the kubelet's order.
+type nodeDocker struct {
+	ring      *keychain.Keyring
+	skipped   []string
+	jsonFiles []string
+}
+
+// nodeDockerConfig reads the node keyring (nodeview.KubeletDockerConfigFiles,
+// read as the kubelet reads them: keychain.NodeDockerConfig).
 // --docker-config replaces it, and NoNodeDockerConfig turns it off.
-func (o Options) nodeDockerConfig() (ring *keychain.Keyring, file string, skipped []string) {
+func (o Options) nodeDockerConfig() nodeDocker {
 	if o.NoNodeDockerConfig {
-		return nil, "", nil
+		return nodeDocker{}
 	}
 	jsonFiles, cfgFiles, _ := nodeview.KubeletDockerConfigFiles(o.Root)
 	read := func(p string) ([]byte, error) {
@@ -64,12 +79,45 @@ func (o Options) nodeDockerConfig() (ring *keychain.Keyring, file string, skippe
 		return keychain.ReadFile(hp)
 	}
 	auths, file, skipped := keychain.NodeDockerConfig(read, jsonFiles, cfgFiles)
-	if len(auths) == 0 {
-		return nil, file, skipped
+	n := nodeDocker{skipped: skipped, jsonFiles: jsonFiles}
+	if len(auths) > 0 {
+		n.ring = &keychain.Keyring{}
+		n.ring.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: file}, auths)
 	}
-	ring = &keychain.Keyring{}
-	ring.Add(keychain.Source{Kind: keychain.KindNodeConfig, Name: file}, auths)
-	return ring, file, skipped
+	return n
+}
+
+// nodeDocker is the node keyring, read once per probe.
+func (p *prober) nodeDocker() nodeDocker {
+	if p.node == nil {
+		n := p.o.nodeDockerConfig()
+		p.node = &n
+	}
+	return *p.node
+}
+
+// kubelet is the options' keychain, read once per probe (the pull secret
+// and the node's docker config files).
+func (p *prober) kubelet() (keychain.Kubelet, error) {
+	if p.keys == nil {
+		k, err := p.o.kubelet(p.nodeDocker)
+		if err != nil {
+			return k, err
+		}
+		p.keys = &k
+	}
+	return *p.keys, nil
+}
+
+// hold makes one of the keychain's credentials an attempt, kept for the
+// redactor; a given credential (--username) keeps the options' own.
+func (p *prober) hold(c keychain.Credential) attempt {
+	p.held = append(p.held, &c)
+	creds := &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}
+	if c.Source.Kind == keychain.KindGiven {
+		creds = p.o.Creds
+	}
+	return attempt{cred: &c, creds: creds}
 }
 
 // readAuths reads a credentials file and parses it with parse.
@@ -99,7 +147,7 @@ func Credentials(image string, o Options) (keychain.Result, error) {
 // options' credentials, one per credential in its order, or one anonymous
 // pull with the reason; the keychain's notes become warnings.
 func (p *prober) keychainAttempts(img Image) ([]attempt, error) {
-	k, err := p.o.Kubelet()
+	k, err := p.kubelet()
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +164,9 @@ func (p *prober) keychainAttempts(img Image) ([]attempt, error) {
 		return []attempt{{creds: &registry.Credentials{}, anonymous: res.Anonymous}}, nil
 	}
 	var out []attempt
-	for i := range res.Credentials {
-		c := res.Credentials[i]
+	for _, c := range res.Credentials {
 		p.rep.Credentials.Tried = append(p.rep.Credentials.Tried, c.Name())
-		p.held = append(p.held, &c)
-		creds := &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}
-		if c.Source.Kind == keychain.KindGiven {
-			creds = p.o.Creds
-		}
-		out = append(out, attempt{cred: &c, creds: creds})
+		out = append(out, p.hold(c))
 	}
 	return out, nil
 }
@@ -137,7 +179,7 @@ func (p *prober) unseenNodeDockerConfig() string {
 	if p.o.NoNodeDockerConfig || p.o.DockerConfig != "" || p.o.Root == "" || p.o.Root == "/" {
 		return ""
 	}
-	jsonFiles, _, _ := nodeview.KubeletDockerConfigFiles(p.o.Root)
+	jsonFiles := p.nodeDocker().jsonFiles
 	dir := path.Dir(jsonFiles[0])
 	if hp, err := nodeview.InRoot(p.o.Root, dir); err == nil {
 		if _, err := os.Stat(hp); err == nil {

@@ -134,7 +134,7 @@ func redactVerdict(v *verdict.Verdict, k *redact.Known) {
 func (p *prober) mirrorCredentials(h nodeview.RegistryHost, domain, repo string, registryCreds *registry.Credentials) (*registry.Credentials, error) {
 	var c *registry.Credentials
 	if p.o.Creds == nil || p.o.Creds.Anonymous() {
-		k, err := p.o.Kubelet()
+		k, err := p.kubelet()
 		if err != nil {
 			return nil, err
 		}

@@ -47,8 +47,7 @@ type CredentialProvider struct {
 func (p *prober) kubeletIdentity(ctx context.Context, img Image) ([]attempt, error) {
 	given := p.o.Creds != nil && !p.o.Creds.Anonymous()
 	if !given && p.o.DockerConfig == "" {
-		_, _, skipped := p.o.nodeDockerConfig()
-		for _, s := range skipped {
+		for _, s := range p.nodeDocker().skipped {
 			p.rep.Warnings = append(p.rep.Warnings, verdict.Warning{Code: verdict.CodeAuthNodeDockerConfigSkipped,
 				Message: s + ": the kubelet's node keyring passes over this file without a word (logged at level 4 only) and reads the next"})
 		}
@@ -81,14 +80,13 @@ func (p *prober) withNodeDockerConfig(img Image, attempts []attempt) []attempt {
 	if p.o.DockerConfig != "" || (p.o.Creds != nil && !p.o.Creds.Anonymous()) {
 		return attempts
 	}
-	ring, _, _ := p.o.nodeDockerConfig()
+	ring := p.nodeDocker().ring
 	if ring == nil {
 		return attempts
 	}
 	var node []attempt
 	for _, c := range ring.Lookup(keychain.Repository(img.Domain, img.Repository)) {
-		p.held = append(p.held, &c)
-		node = append(node, attempt{cred: &c, creds: &registry.Credentials{Username: c.Username, Password: c.Password, Source: c.Name()}})
+		node = append(node, p.hold(c))
 	}
 	if len(node) == 0 {
 		return attempts

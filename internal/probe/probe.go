@@ -172,6 +172,10 @@ type prober struct {
 	// answered the last pull, or whose failure is the verdict, was
 	// presented because the kubelet sent none; nil when there is none.
 	runtimeCreds *registry.Credentials
+	// node and keys are the node keyring and the keychain, read once
+	// (nodeDocker, kubelet).
+	node *nodeDocker
+	keys *keychain.Kubelet
 }
 
 func (p *prober) finish(err error) {
