@@ -151,7 +151,7 @@ func headerStaysOnItsHost(t *testing.T, basicChallenge bool) {
 	// httptest certificate also names.
 	l, err := net.Listen("tcp", "[::1]:0")
 	if err != nil {
-		t.Skipf("SKIPPED: no IPv6 loopback for the blob host: %v", err)
+		t.Skipf("tier loopback: TestHeaderStaysOnItsHost skipped: no IPv6 loopback for the blob host: %v", err)
 	}
 	var blobHost *httptest.Server
 	blobHost = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
