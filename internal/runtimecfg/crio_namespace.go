@@ -239,7 +239,17 @@ func (c *Config) crioPendingAuthFiles(dir, image string) []string {
 	if err != nil {
 		return nil
 	}
-	suffix := fmt.Sprintf("-%x.json", sha256.Sum256([]byte(named.Name())))
+	return c.namespacesIn(dir, fmt.Sprintf("-%x.json", sha256.Sum256([]byte(named.Name()))))
+}
+
+// crioNamespacePolicies are the namespaces with a policy file in dir.
+func (c *Config) crioNamespacePolicies(dir string) []string {
+	return c.namespacesIn(dir, ".json")
+}
+
+// namespacesIn lists, sorted, the non-empty names before suffix of the
+// files in the node directory dir whose names end in it.
+func (c *Config) namespacesIn(dir, suffix string) []string {
 	hd, err := nodeview.InRoot(c.root, dir)
 	if err != nil {
 		return nil
@@ -248,23 +258,6 @@ func (c *Config) crioPendingAuthFiles(dir, image string) []string {
 	var out []string
 	for _, n := range names {
 		if ns, ok := strings.CutSuffix(n, suffix); ok && ns != "" {
-			out = append(out, ns)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// crioNamespacePolicies are the namespaces with a policy file in dir.
-func (c *Config) crioNamespacePolicies(dir string) []string {
-	hd, err := nodeview.InRoot(c.root, dir)
-	if err != nil {
-		return nil
-	}
-	names, _ := readDirNames(hd)
-	var out []string
-	for _, n := range names {
-		if ns, ok := strings.CutSuffix(n, ".json"); ok && ns != "" {
 			out = append(out, ns)
 		}
 	}

@@ -16,32 +16,50 @@ import (
 // storage graph drivers that need C libraries.
 const cimageTags = "containers_image_openpgp,exclude_graphdriver_btrfs,exclude_graphdriver_devicemapper"
 
-var (
-	cimageOnce sync.Once
-	cimageBin  string
-	cimageErr  error
-)
+var cimage binBuild
 
 // buildCImage builds the containers/image driver once per test binary (the
 // Go build cache keeps it across runs); TestMain removes it.
 func buildCImage(t *testing.T) string {
+	return cimage.get(t, "cimage", "./test/netlab/cimage", []string{"CGO_ENABLED=0"}, "-tags", cimageTags)
+}
+
+// binBuild builds one command of the module once per test binary, into a
+// temporary directory that TestMain removes when every test has ended (a
+// test's own Cleanup would remove it under the tests still running).
+type binBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// get builds pkg as name (go build with args, env added) on first use and
+// returns the binary.
+func (b *binBuild) get(t *testing.T, name, pkg string, env []string, args ...string) string {
 	t.Helper()
-	cimageOnce.Do(func() {
-		dir, err := os.MkdirTemp("", netlab.Prefix+"cimage-")
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", netlab.Prefix+name+"-")
 		if err != nil {
-			cimageErr = err
+			b.err = err
 			return
 		}
-		cimageBin = filepath.Join(dir, "cimage")
-		cmd := exec.Command("go", "build", "-tags", cimageTags, "-o", cimageBin, "./test/netlab/cimage")
+		b.bin = filepath.Join(dir, name)
+		cmd := exec.Command("go", append(append([]string{"build"}, args...), "-o", b.bin, pkg)...)
 		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			cimageErr = fmt.Errorf("building test/netlab/cimage: %v\n%s", err, out)
+			b.err = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if cimageErr != nil {
-		t.Fatal(cimageErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return cimageBin
+	return b.bin
+}
+
+// remove removes the built binary's directory, if any.
+func (b *binBuild) remove() {
+	if b.bin != "" {
+		os.RemoveAll(filepath.Dir(b.bin))
+	}
 }

@@ -2,7 +2,6 @@ package netlab_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -24,11 +23,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runLabHelper(cfg))
 	}
 	code := m.Run()
-	if buildBin != "" {
-		os.RemoveAll(filepath.Dir(buildBin))
-	}
-	if cimageBin != "" {
-		os.RemoveAll(filepath.Dir(cimageBin))
-	}
+	pullpathBuild.remove()
+	cimage.remove()
 	os.Exit(code)
 }

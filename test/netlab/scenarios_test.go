@@ -663,39 +663,17 @@ func commandReady(bin, cmd, flag string) bool {
 	return ready[cmd]
 }
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-)
+var pullpathBuild binBuild
 
 // buildPullpath builds ./cmd/pullpath once per test binary, or returns
 // $PULLPATH_NETLAB_BIN when that names a pullpath binary to use instead.
+// The binary is shared by every test of this package; TestMain removes it.
 func buildPullpath(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("PULLPATH_NETLAB_BIN"); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", netlab.Prefix+"bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(dir, "pullpath")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/pullpath")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building pullpath: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	// The binary is shared by every test of this package; TestMain removes
-	// it when they have all ended (a test's own Cleanup would remove it
-	// under the tests still running).
-	return buildBin
+	return pullpathBuild.get(t, "pullpath", "./cmd/pullpath", nil)
 }
 
 // report logs the table and, with -update, rewrites the corpus of
