@@ -307,3 +307,23 @@ func tokenGated(realm func() string, onToken func(*http.Request)) http.Handler {
 		w.Header().Set("Content-Length", "1")
 	})
 }
+
+// TestSecretsHoldConfiguredHeaders: the configured headers' credentials
+// (a hosts.toml Authorization, the token realm's copy) are among the
+// secrets the report is scrubbed of, a Basic one's password included.
+func TestSecretsHoldConfiguredHeaders(t *testing.T) {
+	basic := base64.StdEncoding.EncodeToString([]byte("hdr-user:hdr-Pw0rd"))
+	s := &Session{Host: Host{
+		Header:      http.Header{"Authorization": {"Basic " + basic}, "X-Mark": {"not-secret"}},
+		TokenHeader: http.Header{"Authorization": {"Bearer realm-T0ken"}, "Cookie": {"sid=C00kie"}},
+	}}
+	got := strings.Join(s.Secrets(), " ")
+	for _, want := range []string{basic, "hdr-Pw0rd", "realm-T0ken", "sid=C00kie"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Secrets() = %q, want %q among them", got, want)
+		}
+	}
+	if strings.Contains(got, "not-secret") {
+		t.Errorf("Secrets() holds a header that is not a credential: %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,7 +57,8 @@ func CheckRedirect(plainHTTP func(host string) bool, roleOf func(host string) ve
 }
 
 // Secrets returns the tokens the session was issued (its own and those of
-// other hosts' challenges), so that output can be scrubbed of them.
+// other hosts' challenges) and the credentials of its configured headers
+// (a Basic one's password too), so that output can be scrubbed of them.
 func (s *Session) Secrets() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,6 +71,27 @@ func (s *Session) Secrets() []string {
 	add(s.authHeader)
 	for _, h := range s.hostAuth {
 		add(h)
+	}
+	// The configured headers' credentials (hosts.toml, registry.headers),
+	// sent to the host and, from containerd 2.1, to its token realm.
+	for _, hdr := range []http.Header{s.Host.Header, s.Host.TokenHeader} {
+		for k, vs := range hdr {
+			if !sensitiveOnRedirect(k) {
+				continue
+			}
+			for _, v := range vs {
+				add(v)
+				if !strings.Contains(v, " ") && v != "" {
+					out = append(out, v)
+				}
+				scheme, cred, _ := strings.Cut(v, " ")
+				if dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil && strings.EqualFold(scheme, "basic") {
+					if _, pw, ok := strings.Cut(string(dec), ":"); ok && pw != "" {
+						out = append(out, pw)
+					}
+				}
+			}
+		}
 	}
 	return out
 }
